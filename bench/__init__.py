@@ -1,0 +1,1 @@
+"""schedbench's harness: mock LLM, engines, runner, metrics, debuggability, report and CLI."""

@@ -1,0 +1,63 @@
+"""The ``schedbench`` command line.
+
+Each sub-command lives in its own module of ``bench.commands`` and exposes ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``; this module only discovers and dispatches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+import bench.commands
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+def _command_modules() -> dict[str, object]:
+    modules = {}
+    for info in sorted(pkgutil.iter_modules(bench.commands.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        modules[info.name.replace("_", "-")] = importlib.import_module(
+            f"bench.commands.{info.name}"
+        )
+    return modules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="schedbench",
+        description="Benchmark LangChain agents against a self-built agent scheduler.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in _command_modules().items():
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``schedbench`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except UsageError as exc:
+        print(f"schedbench {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

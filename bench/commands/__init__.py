@@ -1,0 +1,1 @@
+"""One module per ``schedbench`` sub-command (discovered by ``bench.cli``)."""

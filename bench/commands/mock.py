@@ -1,0 +1,31 @@
+"""``schedbench mock serve``: the mock LLM on a loopback port."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "Run the scripted mock LLM (serve: an OpenAI-compatible server on 127.0.0.1)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    serve = sub.add_parser("serve", help="serve POST /v1/chat/completions on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765, help="TCP port (0 picks a free one)")
+    serve.add_argument("--scenario-dir", help="directory of scenario YAML files")
+    serve.add_argument("--latency", choices=["zero", "realistic"], default="zero")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bench.cli import UsageError
+    from bench.mockllm.server import serve
+    from scenarios import ScenarioError
+
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be between 0 and 65535, not {args.port}")
+    try:
+        serve(args.port, args.scenario_dir, args.latency)
+    except ScenarioError as exc:
+        raise UsageError(f"cannot load scenarios:\n{exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
+    return 0

@@ -1,0 +1,256 @@
+"""The scripted, OpenAI-compatible mock LLM: one request body in, one reply out.
+
+Transport-free: the in-process transports and the loopback server both call
+``MockLLM.handle`` and only deliver the ``MockReply`` it returns.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.mockllm import sse
+from bench.mockllm.latency import LatencyProfile
+from bench.mockllm.protocols import Completion, Protocol, detect_protocol, render, turn_index
+from scenarios import Scenario, load_scenarios
+from scheduler.tokens import count_message_tokens, count_text_tokens, count_tools_tokens
+
+MODEL_PREFIX = "scenario/"
+_REPLY_PRIMING = 3
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the mock received, as the client sent it."""
+
+    scenario: str | None
+    turn: int | None
+    protocol: str | None
+    stream: bool
+    status: int
+    body: Any
+    prompt_tokens: int
+    completion_tokens: int
+    received_at: float
+
+
+@dataclass
+class MockReply:
+    """What to send back: a JSON body, or SSE chunks paced by the latency model."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes = b""
+    chunks: list[bytes] | None = None
+    delay_s: float = 0.0  # before the first byte (TTFT, or the whole non-streamed answer)
+    chunk_delay_s: float = 0.0  # between streamed chunks
+
+
+def _error(
+    status: int, message: str, code: str, headers: dict[str, str] | None = None
+) -> MockReply:
+    kind = {
+        429: "rate_limit_error",
+        404: "invalid_request_error",
+        400: "invalid_request_error",
+    }.get(status, "server_error")
+    payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return MockReply(
+        status,
+        {"content-type": "application/json", **(headers or {})},
+        json.dumps(payload).encode(),
+    )
+
+
+@dataclass
+class MockLLM:
+    """Answers chat-completion requests from scenario scripts (see DESIGN.md, The mock LLM)."""
+
+    scenarios: Mapping[str, Scenario] | None = None
+    scenario_dir: Path | str | None = None
+    latency: LatencyProfile = field(default_factory=LatencyProfile)
+    record: bool = True
+    requests: list[RecordedRequest] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.scenarios is None:
+            self.scenarios = load_scenarios(self.scenario_dir)
+        self._fault_hits: dict[tuple[str, int], int] = {}
+        self._fault_lock = threading.Lock()
+        self._tools_tokens: dict[str, int] = {}
+        self._completions: dict[tuple[str, Protocol, int], tuple[Completion, int]] = {}
+
+    def reset(self) -> None:
+        """Forget recorded requests and fault counters."""
+        self.requests.clear()
+        with self._fault_lock:
+            self._fault_hits.clear()
+
+    # -- the request path ---------------------------------------------------------------
+
+    def handle(self, raw: bytes) -> MockReply:
+        """Answer one ``POST /v1/chat/completions`` body."""
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return self._finish(
+                None, raw, _error(400, "request body is not valid JSON", "invalid_json")
+            )
+        if not isinstance(body, dict):
+            return self._finish(
+                None, body, _error(400, "request body must be a JSON object", "invalid_body")
+            )
+        model = body.get("model")
+        messages = body.get("messages")
+        if not isinstance(model, str):
+            return self._finish(
+                None, body, _error(400, "'model' is required and must be a string", "invalid_model")
+            )
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(isinstance(m, dict) for m in messages)
+        ):
+            return self._finish(
+                None,
+                body,
+                _error(
+                    400,
+                    "'messages' must be a non-empty list of message objects",
+                    "invalid_messages",
+                ),
+            )
+        name = model.removeprefix(MODEL_PREFIX)
+        scenario = self.scenarios.get(name) if model.startswith(MODEL_PREFIX) else None
+        if scenario is None:
+            known = ", ".join(sorted(self.scenarios))
+            return self._finish(
+                None,
+                body,
+                _error(
+                    404,
+                    f"model {model!r} is not a scenario; use 'scenario/<name>' with one of: {known}",
+                    "model_not_found",
+                ),
+            )
+        protocol = detect_protocol(body)
+        script = scenario.script if protocol == "tools" else scenario.react_script()
+        index = turn_index(messages, protocol)
+        if index >= len(script):
+            if not script[-1].repeat:
+                return self._finish(
+                    None,
+                    body,
+                    _error(
+                        400,
+                        f"scenario {name!r}: turn {index} is past the end of its script "
+                        f"({len(script)} turns for the {protocol} protocol)",
+                        "script_exhausted",
+                    ),
+                )
+            index = len(script) - 1
+        turn = script[index]
+        prompt_tokens = self._prompt_tokens(body, messages)
+        fault_delay = 0.0
+        if turn.fault is not None:
+            key = (name, zlib.crc32(raw if isinstance(raw, bytes) else raw.encode()))
+            with self._fault_lock:
+                hits = self._fault_hits.get(key, 0)
+                self._fault_hits[key] = hits + 1
+            if hits < turn.fault.times:
+                if turn.fault.status is not None:
+                    headers = {}
+                    if turn.fault.retry_after_s is not None:
+                        headers["retry-after"] = f"{turn.fault.retry_after_s:g}"
+                        headers["retry-after-ms"] = f"{turn.fault.retry_after_s * 1000:g}"
+                    message = turn.fault.message or f"scripted fault: HTTP {turn.fault.status}"
+                    reply = _error(turn.fault.status, message, "scripted_fault", headers)
+                    return self._finish((name, index, protocol, False), body, reply, prompt_tokens)
+                fault_delay = turn.fault.delay_s or 0.0
+        completion, completion_tokens = self._completion(scenario, protocol, index, turn)
+        stream = bool(body.get("stream"))
+        ttft, rest = self.latency.delays(
+            zlib.crc32(raw if isinstance(raw, bytes) else raw.encode()), completion_tokens
+        )
+        extra = (turn.latency_ms or 0.0) / 1000 + fault_delay
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if stream:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            chunks = sse.chunks(completion, model, usage if include_usage else None, protocol)
+            reply = MockReply(
+                200,
+                {"content-type": "text/event-stream", "cache-control": "no-cache"},
+                chunks=chunks,
+                delay_s=ttft + extra,
+                chunk_delay_s=rest / max(len(chunks) - 1, 1),
+            )
+        else:
+            reply = MockReply(
+                200,
+                {"content-type": "application/json"},
+                json.dumps(sse.completion_body(completion, model, usage)).encode(),
+                delay_s=ttft + rest + extra,
+            )
+        return self._finish(
+            (name, index, protocol, stream), body, reply, prompt_tokens, completion_tokens
+        )
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _prompt_tokens(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> int:
+        tools = body.get("tools") or body.get("functions")
+        tools_tokens = 0
+        if tools:
+            key = json.dumps(tools, sort_keys=True)
+            tools_tokens = self._tools_tokens.get(key)
+            if tools_tokens is None:
+                tools_tokens = self._tools_tokens[key] = count_tools_tokens(tools)
+        return sum(count_message_tokens(m) for m in messages) + tools_tokens + _REPLY_PRIMING
+
+    def _completion(
+        self, scenario: Scenario, protocol: Protocol, index: int, turn: Any
+    ) -> tuple[Completion, int]:
+        key = (scenario.name, protocol, index)
+        cached = self._completions.get(key)
+        if cached is None:
+            completion = render(turn, index, protocol)
+            cached = self._completions[key] = (
+                completion,
+                count_text_tokens(completion.text_for_usage),
+            )
+        return cached
+
+    def _finish(
+        self,
+        where: tuple[str, int, str, bool] | None,
+        body: Any,
+        reply: MockReply,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+    ) -> MockReply:
+        if self.record:
+            scenario, turn, protocol, stream = where or (None, None, None, False)
+            self.requests.append(
+                RecordedRequest(
+                    scenario,
+                    turn,
+                    protocol,
+                    stream,
+                    reply.status,
+                    body,
+                    prompt_tokens,
+                    completion_tokens,
+                    time.time(),
+                )
+            )
+        return reply

