@@ -1,0 +1,97 @@
+"""The engine interface: one contender (raw loop, scheduler, a LangChain agent) behind one API.
+
+An engine is built once per worker process. For each scenario, ``prepare`` builds the agent
+**outside** the timed region; ``run`` executes one timed run and returns a ``RunRecord``.
+Whatever goes wrong inside an engine becomes a record with status ``error`` — never an
+exception in the caller.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from bench.mockllm import MockLLM
+from scenarios import Scenario
+
+RunStatus = Literal["completed", "failed", "aborted", "error"]
+TransportName = Literal["inprocess", "loopback"]
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool execution, observed at the tool itself (not claimed by the framework)."""
+
+    name: str
+    args: dict[str, Any]
+    ok: bool
+    duration_ms: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What happened in one run of one scenario on one engine (DESIGN.md, Engines)."""
+
+    engine: str
+    scenario: str
+    status: RunStatus
+    final_answer: str | None
+    llm_calls: int  # requests that reached the mock (retries included)
+    tool_calls: int  # executions observed at the tools
+    tools: list[ToolCallRecord]
+    wall_ms: float
+    cpu_ms: float  # process CPU time of the engine's process during the run
+    prompt_tokens: int  # counted with the real tokenizer on the bodies the mock received
+    completion_tokens: int
+    requests: list[dict[str, Any]]  # the request bodies the engine sent, in order
+    termination: str | None  # why it ended: stop, max_steps, timeout, error text class, ...
+    debug_output: str = ""
+    trace: dict[str, Any] | None = None
+    error: str | None = None
+    tool_ms: float = 0.0  # time spent inside tool bodies (scripted latency included)
+    mock_latency_ms: float = 0.0  # scripted LLM latency the mock added (zero profile: 0)
+    ttft_ms: float | None = None  # first content token through the engine, when it streams
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def overhead_ms(self) -> float:
+        """Framework overhead: run time minus mock latency minus tool time."""
+        return self.wall_ms - self.mock_latency_ms - self.tool_ms
+
+    def to_row(self, *, with_bodies: bool = False) -> dict[str, Any]:
+        """A flat JSON-able dict (request bodies only when asked: they are large)."""
+        row = dataclasses.asdict(self)
+        if not with_bodies:
+            row.pop("requests")
+        row["overhead_ms"] = self.overhead_ms
+        return row
+
+
+@dataclass
+class RunContext:
+    """What an engine is given to reach the mock for one scenario."""
+
+    scenario: Scenario
+    mock: MockLLM | None  # in-process transport: the mock itself
+    base_url: str  # loopback: http://127.0.0.1:PORT/v1 ; in-process: the mock's fake host
+    transport: TransportName = "inprocess"
+    debug: str | None = None  # a debug mode name (debuggability issue), None = off
+
+
+class Engine(ABC):
+    """One contender. Subclasses set ``name`` and ``description``."""
+
+    name: str
+    description: str
+    streams: bool = False
+
+    @abstractmethod
+    async def prepare(self, ctx: RunContext) -> Any:
+        """Build the agent for ``ctx.scenario`` (untimed). Returns an opaque prepared run."""
+
+    @abstractmethod
+    async def run(self, prepared: Any) -> RunRecord:
+        """Run the scenario once (timed); never raises."""
