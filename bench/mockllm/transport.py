@@ -1,7 +1,8 @@
 """In-process transports: httpx (or httpx2) clients whose requests the mock answers directly.
 
 No sockets are opened. The same class is built for ``httpx`` and for ``httpx2`` (which the
-openai SDK 3.x uses), because each library only accepts its own transport types.
+openai SDK 3.x uses), because each library only accepts its own transport types. Like a
+socket, they honour the client's read timeout: a reply delayed past it raises ``ReadTimeout``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ def _lib(name: str) -> ModuleType:
     import httpx
 
     return httpx
+
+
+def _read_timeout(request: Any) -> float | None:
+    """The client's read timeout, which a real socket would enforce (None: wait forever)."""
+    return (request.extensions.get("timeout") or {}).get("read")
 
 
 def _route(mock: MockLLM, method: str, path: str, body: bytes) -> MockReply:
@@ -71,6 +77,10 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             body = await request.aread()
             reply = _route(self.mock, request.method, request.url.path, body)
             if reply.delay_s:
+                timeout = _read_timeout(request)
+                if timeout is not None and reply.delay_s > timeout:
+                    await asyncio.sleep(timeout)
+                    raise lib.ReadTimeout(f"no response within {timeout:g}s", request=request)
                 await asyncio.sleep(reply.delay_s)
             if reply.chunks is None:
                 return lib.Response(reply.status, headers=reply.headers, content=reply.body)
@@ -86,6 +96,10 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             body = request.read()
             reply = _route(self.mock, request.method, request.url.path, body)
             if reply.delay_s:
+                timeout = _read_timeout(request)
+                if timeout is not None and reply.delay_s > timeout:
+                    time.sleep(timeout)
+                    raise lib.ReadTimeout(f"no response within {timeout:g}s", request=request)
                 time.sleep(reply.delay_s)
             if reply.chunks is None:
                 return lib.Response(reply.status, headers=reply.headers, content=reply.body)
