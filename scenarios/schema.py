@@ -56,6 +56,10 @@ class ToolDef(_Strict):
     behavior: ToolBehavior = Field(default_factory=ToolBehavior)
     handler: str | None = Field(default=None, pattern=r"^[\w.]+:\w+$")
     require_confirmation: bool = False
+    approval: Literal["approve", "deny"] = Field(
+        default="approve",
+        description="what the simulated user answers when a confirmation is asked for",
+    )
 
     @field_validator("parameters")
     @classmethod
@@ -130,6 +134,9 @@ class Limits(_Strict):
     max_same_tool_calls: int = Field(default=2, ge=1)
     token_budget: int | None = Field(default=12000, ge=1)
     breaker_threshold: int = Field(default=3, ge=1)
+    run_timeout_s: float | None = Field(
+        default=None, gt=0, description="deadline for the whole run; None: the harness default"
+    )
 
 
 class ExpectOverride(_Strict):
@@ -188,6 +195,11 @@ class Scenario(_Strict):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"tools: duplicate tool names {duplicates}")
+        for i, tool in enumerate(self.tools):
+            if tool.approval == "deny" and not tool.require_confirmation:
+                raise ValueError(
+                    f"tools[{i}].approval: 'deny' has no effect without require_confirmation: true"
+                )
         tools = self.tool_map
         for t, turn in enumerate(self.script):
             if turn.repeat and t != len(self.script) - 1:
