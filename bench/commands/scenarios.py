@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scenarios import Scenario
 
 HELP = "List, validate or create scenario files."
+
+NAME_PATTERN = re.compile(r"^[a-z0-9_]+$")
+TEMPLATE_FILE = "_template.yaml"  # the commented scaffold `new` copies (not itself listed)
+_NAME_VALUE = re.compile(r"^(name:[ \t]*)([^\s#]+)", re.MULTILINE)  # top level: column 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,13 +22,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for action, text in (
         ("list", "a table of the scenarios: name, tags, tools, turns"),
         ("validate", "check every scenario file; exit 2 if any is invalid"),
+        ("new", "write a commented scenario file that already validates"),
     ):
-        command = sub.add_parser(action, help=text)
-        command.add_argument("--scenario-dir", help="directory of scenario YAML files")
+        command = sub.add_parser(action, help=text, description=text)
+        if action == "new":
+            command.add_argument("name", metavar="NAME", help="scenario name: [a-z0-9_]+")
+            command.add_argument(
+                "--from",
+                dest="template",
+                metavar="TEMPLATE",
+                help="copy this scenario (a name in --scenario-dir or the built-ins, or a path)",
+            )
+        command.add_argument(
+            "--scenario-dir",
+            metavar="D",
+            help="directory of scenario YAML files (default: the built-in scenarios/)",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"list": _list, "validate": _validate}[args.action](args)
+    return {"list": _list, "validate": _validate, "new": _new}[args.action](args)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -35,12 +57,27 @@ def _validate(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            load_scenario(path)
+            problems = unknown_engines(load_scenario(path))
         except ScenarioError as exc:
             bad += 1
             print(exc)
+            continue
+        if problems:
+            bad += 1
+            print(ScenarioError(path, problems))
     print(f"{len(files) - bad} valid, {bad} invalid ({len(files)} files)")
     return EXIT_USAGE if bad else 0
+
+
+def unknown_engines(scenario: Scenario) -> list[str]:
+    """Per-engine overrides naming no engine (a typo would silently never apply)."""
+    from bench.engines import ENGINE_NAMES
+
+    return [
+        f"expect.engines.{name}: unknown engine; valid engines: {', '.join(ENGINE_NAMES)}"
+        for name in scenario.expect.engines
+        if name not in ENGINE_NAMES
+    ]
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -54,12 +91,87 @@ def _list(args: argparse.Namespace) -> int:
         scenarios = load_scenarios(args.scenario_dir)
     except ScenarioError as exc:
         raise UsageError(f"cannot load scenarios:\n{exc}") from None
-    table = Table(title=f"{len(scenarios)} scenarios in {Path(args.scenario_dir or 'scenarios')}")
+    table = Table()
     for column in ("name", "tags", "tools", "turns"):
         table.add_column(column, justify="right" if column in ("tools", "turns") else "left")
     for name, scenario in scenarios.items():
         table.add_row(
             name, ", ".join(scenario.tags), str(len(scenario.tools)), str(len(scenario.script))
         )
+    print(f"{len(scenarios)} scenarios in {Path(args.scenario_dir or 'scenarios')}")
     Console(width=120).print(table)
+    return 0
+
+
+def _template_path(template: str, directory: Path) -> Path:
+    """Resolve ``--from``: a path to a file, or a scenario name in D, then in the built-ins."""
+    from bench.cli import UsageError
+    from scenarios import BUILTIN_DIR, scenario_files
+
+    as_path = Path(template)
+    if template.endswith((".yaml", ".yml")) or len(as_path.parts) > 1:
+        if not as_path.is_file():
+            raise UsageError(f"--from {template}: no such file")
+        return as_path
+    for folder in dict.fromkeys((directory, BUILTIN_DIR)):
+        candidate = folder / f"{template}.yaml"
+        if candidate.is_file():
+            return candidate
+    known = sorted(
+        {
+            p.stem
+            for folder in (directory, BUILTIN_DIR)
+            if folder.is_dir()
+            for p in scenario_files(folder)
+        }
+    )
+    raise UsageError(f"unknown template {template!r}; valid templates: {', '.join(known)}")
+
+
+def scaffold_text(name: str, source: Path) -> str:
+    """The text of ``source`` with its top-level ``name:`` set to ``name``, comments kept."""
+    text = source.read_text(encoding="utf-8")
+    if _NAME_VALUE.search(text) is None:
+        raise ValueError(f"{source}: no top-level 'name:' line to replace")
+    return _NAME_VALUE.sub(lambda m: m.group(1) + name, text, count=1)
+
+
+def _new(args: argparse.Namespace) -> int:
+    from bench.cli import UsageError
+    from scenarios import BUILTIN_DIR, ScenarioError, parse_scenario
+
+    name = args.name
+    if not NAME_PATTERN.match(name):
+        raise UsageError(
+            f"invalid scenario name {name!r}: use lowercase letters, digits and underscores "
+            "(it is also the file name)"
+        )
+    directory = Path(args.scenario_dir) if args.scenario_dir else BUILTIN_DIR
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory}: not a directory")
+    target = directory / f"{name}.yaml"
+    if target.exists():
+        raise UsageError(f"{target} already exists; choose another name or delete it first")
+    source = (
+        _template_path(args.template, directory) if args.template else BUILTIN_DIR / TEMPLATE_FILE
+    )
+    try:
+        text = scaffold_text(name, source)
+        if args.template:
+            text = f"# Copied from {args.template} by `schedbench scenarios new`.\n{text}"
+        parse_scenario(text, target)
+    except (ValueError, OSError) as exc:  # ScenarioError is a ValueError
+        lines = exc.lines if isinstance(exc, ScenarioError) else [str(exc)]
+        raise UsageError("the template does not validate:\n" + "\n".join(lines)) from None
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        with target.open("x", encoding="utf-8") as handle:  # "x": never overwrite
+            handle.write(text)
+    except FileExistsError:
+        raise UsageError(
+            f"{target} already exists; choose another name or delete it first"
+        ) from None
+    print(f"wrote {target}" + (f" (from {args.template})" if args.template else ""))
+    where = f" --scenario-dir {args.scenario_dir}" if args.scenario_dir else ""
+    print(f"next: edit it, then run `schedbench scenarios validate{where}`")
     return 0

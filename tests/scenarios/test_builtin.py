@@ -1,0 +1,107 @@
+"""The built-in scenario library: every file validates and covers what issue 8 asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.cli import main
+from bench.commands.scenarios import unknown_engines
+from bench.engines import ENGINE_NAMES
+from scenarios import BUILTIN_DIR, load_scenario, load_scenarios, scenario_files
+
+FILES = scenario_files()
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_every_builtin_file_validates(path):
+    scenario = load_scenario(path)
+    assert scenario.name == path.stem
+    assert len(scenario.description) > 60, "the description must say what the scenario probes"
+    assert unknown_engines(scenario) == []
+
+
+def test_the_commented_template_validates_and_is_not_listed():
+    template = BUILTIN_DIR / "_template.yaml"
+    assert load_scenario(template).name == "_template"
+    assert template not in FILES
+
+
+def test_validate_command_accepts_the_builtins(capsys):
+    assert main(["scenarios", "validate"]) == 0
+    assert capsys.readouterr().out == f"{len(FILES)} valid, 0 invalid ({len(FILES)} files)\n"
+
+
+def test_the_library_covers_the_issue():
+    scenarios = load_scenarios()
+    assert len(scenarios) >= 15
+    assert {
+        "single_tool",
+        "customer_returns",
+        "sequential_chain",
+        "parallel_tool_calls",
+        "large_toolset",
+        "multi_turn_memory",
+        "long_conversation",
+        "streaming_long_answer",
+        "tool_timeout",
+        "tool_flaky",
+        "tool_circuit_breaker",
+        "loop_detection",
+        "huge_tool_result",
+        "max_steps",
+        "llm_rate_limit",
+        "llm_server_error",
+        "llm_timeout",
+        "malformed_tool_args",
+        "unknown_tool",
+        "confirmation_required",
+    } <= set(scenarios)
+    assert len(scenarios["large_toolset"].tools) >= 40
+    assert sum(1 for t in scenarios["sequential_chain"].script if t.tool_calls) == 6
+    assert scenarios["multi_turn_memory"].history
+    assert scenarios["tool_timeout"].tool_map["fetch_live_rate"].behavior.hangs
+    assert scenarios["tool_flaky"].tools[0].behavior.fail_times == 2
+    assert scenarios["tool_circuit_breaker"].tools[0].behavior.raises
+    assert scenarios["loop_detection"].script[-1].repeat
+    assert scenarios["huge_tool_result"].tools[0].behavior.returns_size_kb == 64
+    assert scenarios["llm_rate_limit"].script[0].fault.status == 429
+    assert scenarios["llm_rate_limit"].script[0].fault.retry_after_s == 0.05
+    assert scenarios["llm_server_error"].script[1].fault.status == 500
+    assert scenarios["malformed_tool_args"].script[0].tool_calls[0].raw_arguments
+    assert scenarios["unknown_tool"].script[0].tool_calls[0].unknown
+    assert scenarios["confirmation_required"].tool_map["issue_refund"].require_confirmation
+
+
+def test_fault_scenarios_stay_fast():
+    """Timeouts and scripted delays stay short, so all engines x all scenarios run in minutes."""
+    for scenario in load_scenarios().values():
+        assert scenario.limits.tool_timeout_s <= 0.5 or not any(
+            t.behavior.hangs for t in scenario.tools
+        ), scenario.name
+        for turn in scenario.script:
+            if turn.fault is not None and turn.fault.delay_s is not None:
+                assert scenario.limits.llm_timeout_s <= 0.5, scenario.name
+                assert turn.fault.delay_s <= 1.0, scenario.name
+            if turn.fault is not None and turn.fault.retry_after_s is not None:
+                assert turn.fault.retry_after_s <= 0.1, scenario.name
+        assert all(t.behavior.latency_ms <= 50 for t in scenario.tools), scenario.name
+
+
+def test_long_conversation_sits_near_but_under_the_budget():
+    from scheduler.tokens import count_message_tokens
+
+    scenario = load_scenarios()["long_conversation"]
+    messages = [
+        {"role": "system", "content": scenario.system_prompt},
+        *(m.model_dump() for m in scenario.history),
+        {"role": "user", "content": scenario.user},
+    ]
+    tokens = sum(count_message_tokens(m) for m in messages)
+    assert 0.7 * scenario.limits.token_budget < tokens < 0.8 * scenario.limits.token_budget
+
+
+def test_every_override_names_an_engine_and_gives_a_reason():
+    for scenario in load_scenarios().values():
+        for engine, override in scenario.expect.engines.items():
+            assert engine in ENGINE_NAMES, (scenario.name, engine)
+            assert override.reason.strip(), (scenario.name, engine)

@@ -1,0 +1,202 @@
+"""Malformed scenario files: one clear line each (file, field path, reason), exit code 2."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+from scenarios import ScenarioError, load_scenario, load_scenarios
+
+GOOD = """\
+name: {name}
+description: A valid scenario used as a neighbour of the broken one.
+user: What is the weather in Paris?
+tools:
+  - name: get_weather
+    description: Current weather for a city.
+    parameters:
+      type: object
+      properties:
+        city: {{type: string}}
+      required: [city]
+    behavior:
+      returns: {{city: Paris, temperature: 14}}
+script:
+  - tool_calls: [{{name: get_weather, args: {{city: Paris}}}}]
+  - content: It is 14 °C in Paris.
+"""
+
+# file name -> (YAML text, the one problem line after "<path>: ")
+BROKEN = {
+    "bad_yaml": (
+        "name: bad_yaml\ndescription: d\nuser: [unclosed\nscript:\n  - content: hi\n",
+        "invalid YAML: line 4, column 7: expected ',' or ']', but got ':'",
+    ),
+    "wrong_type": (
+        GOOD.format(name="wrong_type") + "expect:\n  llm_calls: three\n",
+        "expect.llm_calls: Input should be a valid integer, unable to parse string as an integer",
+    ),
+    "wrong_status": (
+        GOOD.format(name="wrong_status") + "expect:\n  status: done\n",
+        "expect.status: Input should be 'completed', 'failed', 'aborted' or 'error'",
+    ),
+    "undefined_tool": (
+        GOOD.format(name="undefined_tool").replace(
+            "  - content: It", "  - tool_calls: [{name: serch}]\n  - content: It"
+        ),
+        "script[1].tool_calls[0].name: tool 'serch' is not defined",
+    ),
+    "args_violate_schema": (
+        GOOD.format(name="args_violate_schema").replace("args: {city: Paris}", "args: {city: 75}"),
+        "script[0].tool_calls[0].args.city: 75 is not of type 'string'",
+    ),
+    "missing_required_arg": (
+        GOOD.format(name="missing_required_arg").replace("args: {city: Paris}", "args: {}"),
+        "script[0].tool_calls[0].args: 'city' is a required property",
+    ),
+    "name_mismatch": (
+        GOOD.format(name="another_name"),
+        "name: 'another_name' must equal the file name 'name_mismatch'",
+    ),
+    "ends_in_tool_calls": (
+        GOOD.format(name="ends_in_tool_calls").replace("  - content: It is 14 °C in Paris.\n", ""),
+        "script: ends with tool calls but expect.status is completed; "
+        "end with a content turn or expect another status",
+    ),
+    "two_outcomes": (
+        GOOD.format(name="two_outcomes").replace(
+            "      returns: {city: Paris, temperature: 14}",
+            "      returns: {city: Paris}\n      raises: boom",
+        ),
+        "tools[0].behavior: choose one of returns | raises | hangs, not returns and raises",
+    ),
+    "override_without_reason": (
+        GOOD.format(name="override_without_reason")
+        + "expect:\n  engines:\n    lc-react: {llm_calls: 3}\n",
+        "expect.engines.lc-react.reason: Field required",
+    ),
+    "unknown_field": (
+        GOOD.format(name="unknown_field").replace("user:", "usr: typo\nuser:"),
+        "usr: Extra inputs are not permitted",
+    ),
+    "deny_without_confirmation": (
+        GOOD.format(name="deny_without_confirmation").replace(
+            "    behavior:", "    approval: deny\n    behavior:"
+        ),
+        "tools[0].approval: 'deny' has no effect without require_confirmation: true",
+    ),
+    "negative_timeout": (
+        GOOD.format(name="negative_timeout") + "limits:\n  run_timeout_s: -1\n",
+        "limits.run_timeout_s: Input should be greater than 0",
+    ),
+    "repeat_not_last": (
+        GOOD.format(name="repeat_not_last").replace(
+            "args: {city: Paris}}]", "args: {city: Paris}}]\n    repeat: true"
+        ),
+        "script[0].repeat: only the last turn may repeat",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_one_clear_line_per_broken_file(tmp_path, name):
+    text, problem = BROKEN[name]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert caught.value.lines == [f"{path}: {problem}"]
+    assert str(caught.value) == f"{path}: {problem}"
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_validate_names_the_file_field_and_reason_and_exits_2(tmp_path, capsys, name):
+    text, problem = BROKEN[name]
+    (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "zz_fine.yaml").write_text(GOOD.format(name="zz_fine"), encoding="utf-8")
+    assert main(["scenarios", "validate", "--scenario-dir", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert out.out == f"{tmp_path / name}.yaml: {problem}\n1 valid, 1 invalid (2 files)\n"
+    assert out.err == ""
+
+
+def test_validate_reports_every_broken_file_at_once(tmp_path, capsys):
+    for name, (text, _) in BROKEN.items():
+        (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
+    assert main(["scenarios", "validate", "--scenario-dir", str(tmp_path)]) == 2
+    expected = [f"{tmp_path / name}.yaml: {BROKEN[name][1]}" for name in sorted(BROKEN)]
+    expected.append(f"0 valid, {len(BROKEN)} invalid ({len(BROKEN)} files)")
+    assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_validate_flags_an_override_for_an_unknown_engine(tmp_path, capsys):
+    text = GOOD.format(name="typo_engine") + (
+        "expect:\n  engines:\n    lc-reakt: {reason: a typo, llm_calls: 3}\n"
+    )
+    (tmp_path / "typo_engine.yaml").write_text(text, encoding="utf-8")
+    assert main(["scenarios", "validate", "--scenario-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().out == (
+        f"{tmp_path / 'typo_engine.yaml'}: expect.engines.lc-reakt: unknown engine; valid engines: "
+        "raw, scheduler, scheduler-stream, lc-agentexecutor, lc-agentexecutor-nostream, "
+        "lc-react, lc-create-agent\n0 valid, 1 invalid (1 files)\n"
+    )
+
+
+def test_load_scenarios_lists_all_bad_files(tmp_path):
+    for name in ("wrong_type", "name_mismatch"):
+        (tmp_path / f"{name}.yaml").write_text(BROKEN[name][0], encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenarios(tmp_path)
+    assert caught.value.lines == [
+        f"{tmp_path / 'name_mismatch.yaml'}: {BROKEN['name_mismatch'][1]}",
+        f"{tmp_path / 'wrong_type.yaml'}: {BROKEN['wrong_type'][1]}",
+    ]
+
+
+def test_list_refuses_a_directory_with_a_broken_file(tmp_path, capsys):
+    (tmp_path / "wrong_type.yaml").write_text(BROKEN["wrong_type"][0], encoding="utf-8")
+    assert main(["scenarios", "list", "--scenario-dir", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        "schedbench scenarios: error: cannot load scenarios:\n"
+        f"{tmp_path / 'wrong_type.yaml'}: {BROKEN['wrong_type'][1]}\n"
+    )
+
+
+def test_validate_on_a_missing_or_empty_directory(tmp_path, capsys):
+    missing = tmp_path / "nope"
+    assert main(["scenarios", "validate", "--scenario-dir", str(missing)]) == 2
+    assert capsys.readouterr().err == f"schedbench scenarios: error: {missing}: not a directory\n"
+    assert main(["scenarios", "validate", "--scenario-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"schedbench scenarios: error: {tmp_path}: no *.yaml scenario files\n"
+    )
+
+
+def _console_script() -> str:
+    script = Path(sys.executable).parent / "schedbench"
+    return str(script) if script.exists() else shutil.which("schedbench") or "schedbench"
+
+
+def test_validate_exits_2_as_a_real_process(tmp_path):
+    text, problem = BROKEN["undefined_tool"]
+    (tmp_path / "undefined_tool.yaml").write_text(text, encoding="utf-8")
+    done = subprocess.run(
+        [_console_script(), "scenarios", "validate", "--scenario-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert done.returncode == 2
+    assert done.stdout == (
+        f"{tmp_path / 'undefined_tool.yaml'}: {problem}\n0 valid, 1 invalid (1 files)\n"
+    )
+    assert "Traceback" not in done.stderr
