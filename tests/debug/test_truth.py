@@ -1,0 +1,167 @@
+"""Ground truth: facts derived from the scenario and the run record, replayed through a mock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.debug.truth import Fact, Failure, ground_truth
+from bench.engines.base import RunRecord, ToolCallRecord
+from scenarios import load_scenarios
+
+
+@pytest.fixture(scope="module")
+def scenarios():
+    return load_scenarios()
+
+
+def _tools(scenario) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in scenario.tools
+    ]
+
+
+def _bodies(scenario, steps: int, repeat_first: int = 1) -> list[dict[str, Any]]:
+    """Tool-protocol request bodies as a plain loop sends them, ``steps`` LLM calls."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": scenario.system_prompt},
+        {"role": "user", "content": scenario.user},
+    ]
+    bodies = []
+    for step in range(steps):
+        body = {"model": f"scenario/{scenario.name}", "messages": list(messages)}
+        body["tools"] = _tools(scenario)
+        bodies.extend([body] * (repeat_first if step == 0 else 1))
+        turn = scenario.script[step]
+        calls = [
+            {
+                "id": f"c{step}{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": "{}"},
+            }
+            for i, c in enumerate(turn.tool_calls)
+        ]
+        messages.append({"role": "assistant", "content": turn.content, "tool_calls": calls})
+        messages.extend({"role": "tool", "tool_call_id": c["id"], "content": "x"} for c in calls)
+    return bodies
+
+
+def _record(scenario, bodies, tools, status="completed", final=None, termination="stop"):
+    return RunRecord(
+        engine="test",
+        scenario=scenario.name,
+        status=status,
+        final_answer=final,
+        llm_calls=len(bodies),
+        tool_calls=len(tools),
+        tools=tools,
+        wall_ms=1.0,
+        cpu_ms=1.0,
+        prompt_tokens=0,
+        completion_tokens=0,
+        requests=bodies,
+        termination=termination,
+    )
+
+
+def test_customer_returns_facts(scenarios) -> None:
+    scenario = scenarios["customer_returns"]
+    record = _record(
+        scenario,
+        _bodies(scenario, 3),
+        [
+            ToolCallRecord("search_knowledge_base", {"query": "return policy"}, True, 0.5),
+            ToolCallRecord("query_order", {"order_id": "A123"}, True, 1.25),
+        ],
+        final="Order A123 (trail shoes, delivered on 2026-11-20) can be returned",
+    )
+    truth = ground_truth(scenario, record)
+    calls = truth.calls
+    assert [(c.step, c.status) for c in calls] == [(1, 200), (2, 200), (3, 200)]
+    tokens = [
+        f
+        for c in calls
+        for f in (
+            Fact("tokens", c.step, c.prompt_tokens, key="prompt"),
+            Fact("tokens", c.step, c.completion_tokens, key="completion"),
+        )
+    ]
+    assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in calls)
+    assert list(truth.facts) == [
+        *tokens,
+        Fact("tool", 1, "search_knowledge_base"),
+        Fact("arg", 1, "return policy", key="query"),
+        Fact("result", 1, "KB-17", key="article_id"),
+        Fact("result", 1, "Returns policy", key="title"),
+        Fact("result", 1, "Items can be returned within 30 days", key="text"),
+        Fact("latency", 1, 0.5, key="search_knowledge_base"),
+        Fact("tool", 2, "query_order"),
+        Fact("arg", 2, "A123", key="order_id"),
+        Fact("result", 2, "A123", key="order_id"),
+        Fact("result", 2, "delivered", key="status"),
+        Fact("result", 2, "2026-11-20", key="delivered_on"),
+        Fact("result", 2, "SHOE-42", key="sku"),
+        Fact("result", 2, "Trail shoes", key="name"),
+        Fact("result", 2, "89.0", key="price_eur"),
+        Fact("latency", 2, 1.25, key="query_order"),
+        Fact("termination", None, "stop", alts=("reason:stop", "final answer:")),
+        Fact("final", None, "Order A123 (trail shoes, delivered on"),
+    ]
+    assert truth.failure is None
+
+
+def test_rate_limited_call_is_an_llm_error_in_step_one_and_costs_no_completion(scenarios) -> None:
+    scenario = scenarios["llm_rate_limit"]
+    bodies = _bodies(scenario, 2, repeat_first=3)  # 429, 429, then the real answer
+    record = _record(
+        scenario,
+        bodies,
+        [ToolCallRecord("get_forecast", {"city": "Porto", "date": "2026-12-01"}, True, 0.1)],
+        final="Yes, take an umbrella",
+    )
+    truth = ground_truth(scenario, record)
+    assert [(c.step, c.status) for c in truth.calls] == [(1, 429), (1, 429), (1, 200), (2, 200)]
+    error = Fact("llm_error", 1, "Rate limit reached for requests per", alts=("error code: 429",))
+    assert truth.by_kind("llm_error") == [error]
+    assert truth.by_kind("failed_step") == [Fact("failed_step", 1, 1)]
+    assert truth.failure == Failure(1, None, error)
+    assert [f.step for f in truth.by_kind("tokens")] == [1, 1, 2, 2]
+
+
+def test_failing_tool_gives_error_fact_and_failure(scenarios) -> None:
+    scenario = scenarios["tool_flaky"]
+    args = {"tracking_number": "00340434161094042557"}
+    record = _record(
+        scenario,
+        _bodies(scenario, 4),
+        [
+            ToolCallRecord("track_parcel", args, False, 0.1, "ConnectionResetError: ..."),
+            ToolCallRecord("track_parcel", args, False, 0.1, "ConnectionResetError: ..."),
+            ToolCallRecord("track_parcel", args, True, 0.1),
+        ],
+        final="Your parcel is out for delivery",
+    )
+    truth = ground_truth(scenario, record)
+    error = Fact("error", 1, "ConnectionResetError: [Errno 104]")
+    assert truth.failure == Failure(1, "track_parcel", error)
+    # text facts repeated in later steps are counted once; numeric ones per call
+    assert truth.by_kind("error") == [error]
+    assert truth.by_kind("tool") == [Fact("tool", 1, "track_parcel")]
+    assert [f.step for f in truth.by_kind("latency")] == [1, 2, 3]
+    assert [f.step for f in truth.by_kind("result")] == [3, 3, 3, 3]
+
+
+def test_unknown_tool_and_malformed_arguments_are_errors_of_their_step(scenarios) -> None:
+    unknown = scenarios["unknown_tool"]
+    weather = [ToolCallRecord("get_weather", {"city": "Paris", "unit": "celsius"}, True, 0.1)]
+    truth = ground_truth(unknown, _record(unknown, _bodies(unknown, 3), weather, final="14"))
+    assert truth.failure == Failure(1, "get_wether", Fact("error", 1, "get_wether"))
+    malformed = scenarios["malformed_tool_args"]
+    truth = ground_truth(malformed, _record(malformed, _bodies(malformed, 3), weather, final="14"))
+    assert truth.failure is not None and truth.failure.tool == "get_weather"
+    assert truth.failure.error.value == '{"city": "Paris", "unit": "cels'
