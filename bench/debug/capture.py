@@ -17,6 +17,7 @@ Everything runs on one persistent event loop per process (``run_sync``):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import dataclasses
 import io
@@ -48,7 +49,18 @@ def run_sync(coro: Awaitable[T]) -> T:
     global _LOOP
     if _LOOP is None or _LOOP.is_closed():
         _LOOP = asyncio.new_event_loop()
+        atexit.register(_close_loop, _LOOP)
     return _LOOP.run_until_complete(coro)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Finalise pending async generators (streams) before the interpreter exits."""
+    if loop.is_closed():
+        return
+    try:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
 
 
 def _engine(name: str) -> Any:
@@ -108,6 +120,13 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+def run_tree(run: Any) -> dict[str, Any]:
+    """A LangChain ``Run`` with its ``child_runs`` (which ``model_dump()`` leaves out)."""
+    data = to_jsonable(run)
+    data["child_runs"] = [run_tree(child) for child in getattr(run, "child_runs", None) or ()]
+    return data
+
+
 def dump_json(value: Any) -> str:
     """How structured outputs are written out (and measured): indented, keys sorted."""
     return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False, sort_keys=True)
@@ -147,6 +166,10 @@ def _is_agent_executor(obj: Any) -> bool:
     return type(obj).__name__ == "AgentExecutor"
 
 
+def _is_lightweight_agent(obj: Any) -> bool:
+    return type(obj).__name__ == "LightweightAgent"
+
+
 def _is_graph(obj: Any) -> bool:
     return type(obj).__name__ in ("CompiledStateGraph", "Pregel", "CompiledGraph")
 
@@ -162,6 +185,7 @@ class _Session:
     stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     collector: Any = None  # run-tree: the RunCollectorCallbackHandler
     events: list[Any] = field(default_factory=list)  # stream-debug: the debug events
+    results: list[Any] = field(default_factory=list)  # tree / json: the scheduler's RunResult
 
     def before_prepare(self) -> None:
         if self.mode == "set-debug":
@@ -181,6 +205,32 @@ class _Session:
         elif self.mode == "stream-debug":
             for graph in find_objects(prepared, _is_graph):
                 self._stream_debug(graph)
+        elif self.mode == "run-tree":
+            self._collect_runs(prepared)
+        elif self.mode in ("tree", "json"):
+            for agent in find_objects(prepared, _is_lightweight_agent):
+                self._keep_results(agent)
+
+    def _keep_results(self, agent: Any) -> None:
+        """Keep the ``RunResult`` that ``agent.run()`` / ``agent.stream()`` hands the caller."""
+        results = self.results
+        run, stream = agent.run, agent.stream
+
+        async def kept_run(*args: Any, **kwargs: Any) -> Any:
+            result = await run(*args, **kwargs)
+            results.append(result)
+            return result
+
+        async def kept_stream(*args: Any, **kwargs: Any) -> Any:
+            async for event in stream(*args, **kwargs):
+                result = getattr(event, "result", None)
+                if result is not None and hasattr(result, "trace"):
+                    results.append(result)
+                yield event
+
+        agent.run, agent.stream = kept_run, kept_stream
+        self.stack.callback(_restore_attr, agent, "run", run)
+        self.stack.callback(_restore_attr, agent, "stream", stream)
 
     def _stream_debug(self, graph: Any) -> None:
         """Make the engine's ``ainvoke`` stream with ``stream_mode="debug"`` (as a user would)."""
@@ -202,9 +252,27 @@ class _Session:
         graph.ainvoke = ainvoke
         self.stack.callback(_restore_attr, graph, "ainvoke", original)
 
+    def _collect_runs(self, prepared: Any) -> None:
+        """Pass a ``RunCollectorCallbackHandler`` at call time: ``config={"callbacks": [...]}``.
+
+        (Callbacks given to an ``AgentExecutor`` constructor see only chain events; at call
+        time they are inherited by every LLM and tool run.) For a prepared run without a
+        call config, ``collect_runs()`` installs the same handler through a context var.
+        """
+        from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
+
+        if not dataclasses.is_dataclass(prepared) or not hasattr(prepared, "config"):
+            return
+        self.collector = RunCollectorCallbackHandler()
+        config = dict(prepared.config or {})
+        config["callbacks"] = [*(config.get("callbacks") or []), self.collector]
+        original = prepared.config
+        prepared.config = config
+        self.stack.callback(setattr, prepared, "config", original)
+
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
-        if self.mode == "run-tree":
+        if self.mode == "run-tree" and self.collector is None:
             from langchain_core.tracers.context import collect_runs
 
             with collect_runs() as collector:
@@ -221,17 +289,20 @@ class _Session:
             return printed
         if mode == "run-tree":
             runs = self.collector.traced_runs if self.collector is not None else []
-            return dump_json(runs) if runs else ""
+            return dump_json([run_tree(run) for run in runs]) if runs else ""
         if mode == "stream-debug":
             return "\n".join(
                 json.dumps(to_jsonable(e), ensure_ascii=False, sort_keys=True) for e in self.events
             )
-        if mode == "json":
-            if record.trace is None:
-                return ""
-            return dump_json(record.trace)
-        if mode == "tree":
-            return record.debug_output or printed
+        if mode in ("tree", "json"):
+            trace = self.results[-1].trace if self.results else None
+            if trace is None:  # an engine that handed back only the exported dict
+                return dump_json(record.trace) if mode == "json" and record.trace else ""
+            if mode == "json":
+                return trace.to_json()  # what a user exports: indented, keys sorted
+            buffer = io.StringIO()
+            trace.print_tree(file=buffer)  # what a user prints
+            return buffer.getvalue()
         raise ValueError(f"unknown debug mode {mode!r}")
 
 

@@ -193,7 +193,8 @@ def _tokens_found(text: str, n: int) -> bool:
 
 
 def _step_found(text: str, n: int) -> bool:
-    pattern = rf"(?<![a-z])step[a-z_]*[ :#]{{0,2}}{n}(?![\d.])"
+    # "seq:step:N" is LangChain's position inside a RunnableSequence, not an agent step
+    pattern = rf"(?<![a-z])(?<!seq:)step[a-z_]*[ :#]{{0,2}}{n}(?![\d.])"
     return re.search(pattern, text) is not None
 
 
@@ -235,6 +236,72 @@ def fact_found(fact: Fact, text: str) -> bool:
     if fact.kind == FAILED_STEP:
         return _step_found(text, int(fact.value))
     return any(needle and needle in text for needle in _needles(fact))
+
+
+# -- fault localisation: the step must be named next to the error ------------------------
+
+_WINDOW_LINES = 5  # text: the step label within 5 lines of the error
+
+
+def _walk(value: Any, key: str | None, ancestors: tuple[dict[str, Any], ...]):
+    """(key, scalar, enclosing objects) for every leaf; JSON held in strings is parsed."""
+    if isinstance(value, dict):
+        inner = (*ancestors, value)
+        for k, v in value.items():
+            yield from _walk(v, str(k), inner)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _walk(v, key, ancestors)
+    else:
+        if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, (dict, list)):
+                yield from _walk(parsed, key, ancestors)
+                return
+        yield key, value, ancestors
+
+
+def _own_labels(obj: dict[str, Any]) -> Iterator[str]:
+    """``key: value`` of an object's own scalars, and of the scalars of its direct sub-objects."""
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            for k2, v2 in v.items():
+                if not isinstance(v2, (dict, list)):
+                    yield f"{k}.{k2}: {v2}"
+        elif isinstance(v, list):
+            for item in v:
+                if not isinstance(item, (dict, list)):
+                    yield f"{k}: {item}"
+        else:
+            yield f"{k}: {v}"
+
+
+def step_localised(output: str, error: Fact, step: int) -> bool:
+    """Is step ``step`` named *where the error is*?
+
+    Structured output: in an object that encloses the error (its own fields, or those of
+    its direct sub-objects such as ``attributes``/``metadata``). Text: within
+    ``_WINDOW_LINES`` lines of a line that states the error.
+    """
+    parsed = parse_structured(output)
+    if parsed is not None:
+        for key, value, ancestors in _walk(parsed, None, ()):
+            if not fact_found(error, normalise(f"{key}: {value}")):
+                continue
+            for obj in reversed(ancestors):
+                if any(_step_found(normalise(label), step) for label in _own_labels(obj)):
+                    return True
+        return False
+    lines = [normalise(line) for line in output.splitlines()]
+    for i, line in enumerate(lines):
+        if fact_found(error, line):
+            window = " ".join(lines[max(0, i - _WINDOW_LINES) : i + _WINDOW_LINES + 1])
+            if _step_found(window, step):
+                return True
+    return False
 
 
 # -- the score -----------------------------------------------------------------------------
@@ -298,10 +365,18 @@ def score_output(output: str, truth: GroundTruth | Sequence[Fact]) -> Score:
     matched_latency = {
         latency[k][0] for k in latency_matches([f for _, f in latency], durations_ms(text))
     }
-    hits = [
-        (i in matched_latency) if fact.kind == LATENCY else (bool(text) and fact_found(fact, text))
-        for i, fact in enumerate(facts)
-    ]
+    step_named = None
+    if failure is not None:
+        step_named = bool(text) and step_localised(output, failure.error, failure.step)
+
+    def hit(i: int, fact: Fact) -> bool:
+        if fact.kind == LATENCY:
+            return i in matched_latency
+        if fact.kind == FAILED_STEP and step_named is not None and fact.step == failure.step:
+            return step_named
+        return bool(text) and fact_found(fact, text)
+
+    hits = [hit(i, fact) for i, fact in enumerate(facts)]
     by_kind: dict[str, tuple[int, int]] = {}
     for fact, hit in zip(facts, hits, strict=True):
         found, total = by_kind.get(fact.kind, (0, 0))
@@ -312,8 +387,7 @@ def score_output(output: str, truth: GroundTruth | Sequence[Fact]) -> Score:
             bool(text) and fact_found(Fact(TOOL, failure.step, failure.tool), text)
         )
         error_named = bool(text) and fact_found(failure.error, text)
-        step_named = bool(text) and _step_found(text, failure.step)
-        localisation = Localisation(tool_named, error_named, step_named)
+        localisation = Localisation(tool_named, error_named, bool(step_named))
     return Score(
         facts_total=len(facts),
         facts_found=sum(hits),

@@ -83,6 +83,7 @@ TERMINATION_SYNONYMS: dict[str, tuple[str, ...]] = {
         "apiconnectionerror",
         "error code:",
     ),
+    "tool_error": ("tool_error",),
 }
 
 
@@ -338,6 +339,10 @@ def ground_truth(
     reason = record.termination or record.status
     if reason:
         alts = TERMINATION_SYNONYMS.get(reason, ())
+        exc_type = record.error.split(":", 1)[0].strip() if record.error else ""
+        if record.status in ("failed", "error") and exc_type.isidentifier():
+            # the run ended on an exception: naming that exception says why
+            alts = (*alts, exc_type)
         facts.append(Fact(TERMINATION, None, reason, alts=alts))
     if record.status == "completed" and record.final_answer:
         facts.append(Fact(FINAL, None, prefix(record.final_answer)))

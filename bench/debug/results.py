@@ -1,0 +1,244 @@
+"""The debuggability table of a run: ``debuggability.csv`` next to ``summary.csv``.
+
+``write_debuggability(run_dir, engines, scenarios)`` captures one run per engine x mode x
+scenario (in this process, on the in-process mock), scores each output against the run's
+ground truth, measures each mode's cost once per engine x mode, and writes one CSV row per
+capture. The columns are documented in docs/debuggability.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.debug.capture import Capture, ModeCost, acapture, amode_cost, run_sync
+from bench.debug.modes import MODES, modes_for
+from bench.debug.score import Score, score_output
+from bench.debug.truth import KINDS
+from scenarios import Scenario, load_scenarios
+
+CSV_NAME = "debuggability.csv"
+OUTPUTS_DIR = "debug"
+COST_SCENARIO = "customer_returns"
+EXHIBITS = ("customer_returns", "tool_flaky")
+COST_RUNS = 5
+
+COLUMNS: tuple[str, ...] = (
+    "engine",
+    "mode",
+    "scenario",
+    "status",
+    "structured",
+    "recall",
+    "facts_total",
+    "facts_found",
+    "bytes",
+    "lines",
+    "bytes_per_fact",
+    "failure_step",
+    "loc_tool",
+    "loc_error",
+    "loc_step",
+    "localised",
+    "mode_cost_ms",
+    "mode_off_ms",
+    "mode_on_ms",
+    "cost_scenario",
+    "cost_runs",
+    *(f"recall_{kind}" for kind in KINDS),
+    "missed",
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    capture: Capture
+    score: Score
+    cost: ModeCost | None
+
+    def as_dict(self) -> dict[str, Any]:
+        c, s, cost = self.capture, self.score, self.cost
+        loc = s.localisation
+        failure = c.truth.failure
+        row: dict[str, Any] = {
+            "engine": c.engine,
+            "mode": c.mode,
+            "scenario": c.scenario,
+            "status": c.record.status,
+            "structured": int(s.structured),
+            "recall": round(s.recall, 4),
+            "facts_total": s.facts_total,
+            "facts_found": s.facts_found,
+            "bytes": s.bytes,
+            "lines": s.lines,
+            "bytes_per_fact": "" if s.bytes_per_fact is None else round(s.bytes_per_fact, 1),
+            "failure_step": "" if failure is None else failure.step,
+            "loc_tool": "" if loc is None else int(loc.tool),
+            "loc_error": "" if loc is None else int(loc.error),
+            "loc_step": "" if loc is None else int(loc.step),
+            "localised": "" if loc is None else int(loc.localised),
+            "mode_cost_ms": "" if cost is None else round(cost.cost_ms, 3),
+            "mode_off_ms": "" if cost is None else round(cost.off_ms, 3),
+            "mode_on_ms": "" if cost is None else round(cost.on_ms, 3),
+            "cost_scenario": "" if cost is None else cost.scenario,
+            "cost_runs": "" if cost is None else cost.runs,
+            "missed": s.missed_summary(),
+        }
+        for kind in KINDS:
+            found, total = s.by_kind.get(kind, (0, 0))
+            row[f"recall_{kind}"] = round(found / total, 4) if total else ""
+        return row
+
+
+def _resolve_scenarios(
+    scenarios: Iterable[str | Scenario] | None, scenario_dir: Path | str | None
+) -> list[Scenario]:
+    items = list(scenarios) if scenarios is not None else None
+    if items is not None and all(isinstance(s, Scenario) for s in items):
+        return items  # type: ignore[return-value]
+    library = load_scenarios(scenario_dir)
+    if items is None or items == ["all"]:
+        return list(library.values())
+    out = []
+    for item in items:
+        if isinstance(item, Scenario):
+            out.append(item)
+        elif item in library:
+            out.append(library[item])
+        else:
+            raise ValueError(f"unknown scenario {item!r}; valid scenarios: {', '.join(library)}")
+    return out
+
+
+async def ascore_all(
+    engines: Sequence[str],
+    scenarios: Sequence[Scenario],
+    *,
+    cost_runs: int = COST_RUNS,
+    cost_scenario: str = COST_SCENARIO,
+) -> list[Row]:
+    """Capture and score every engine x mode x scenario; one mode cost per engine x mode."""
+    by_name = {s.name: s for s in scenarios}
+    cost_target = by_name.get(cost_scenario, scenarios[0] if scenarios else None)
+    rows: list[Row] = []
+    for engine in engines:
+        for mode in modes_for(engine):
+            cost = None
+            if cost_target is not None and cost_runs > 0:
+                cost = await amode_cost(engine, cost_target, mode, runs=cost_runs, warmup=1)
+            for scenario in scenarios:
+                captured = await acapture(engine, scenario, mode)
+                rows.append(Row(captured, score_output(captured.output, captured.truth), cost))
+    return rows
+
+
+def write_rows(rows: Sequence[Row], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row.as_dict())
+    return path
+
+
+def write_exhibits(rows: Sequence[Row], run_dir: Path, exhibits: Sequence[str] = EXHIBITS) -> None:
+    """The raw outputs of the exhibit scenarios: ``debug/<scenario>/<engine>.<mode>.<ext>``."""
+    for row in rows:
+        c = row.capture
+        if c.scenario not in exhibits:
+            continue
+        ext = "json" if MODES[c.mode].structured else "txt"
+        target = run_dir / OUTPUTS_DIR / c.scenario / f"{c.engine}.{c.mode}.{ext}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(c.output, encoding="utf-8")
+
+
+def write_debuggability(
+    run_dir: Path | str,
+    engines: Sequence[str],
+    scenarios: Sequence[str | Scenario] | None = None,
+    scenario_dir: Path | str | None = None,
+    *,
+    cost_runs: int = COST_RUNS,
+) -> Path:
+    """Capture, score and write ``<run_dir>/debuggability.csv``; returns its path.
+
+    Runs in this process (its own short captures on the in-process mock), so it can be
+    called after a benchmark run or on its own. Also writes the exhibit scenarios' raw
+    outputs under ``<run_dir>/debug/``.
+    """
+    run_dir = Path(run_dir)
+    resolved = _resolve_scenarios(scenarios, scenario_dir)
+    rows = run_sync(ascore_all(list(engines), resolved, cost_runs=cost_runs))
+    path = write_rows(rows, run_dir / CSV_NAME)
+    write_exhibits(rows, run_dir)
+    return path
+
+
+def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS) -> Path:
+    """``write_debuggability`` for an existing run folder, with the run's engines/scenarios.
+
+    Reads ``meta.json`` (its ``config``: ``engines``, ``scenarios``, ``scenario_dir``) when
+    present; otherwise every engine and every built-in scenario.
+    """
+    from bench.engines import ENGINE_NAMES
+
+    run_dir = Path(run_dir)
+    config: dict[str, Any] = {}
+    meta = run_dir / "meta.json"
+    if meta.is_file():
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        config = data.get("config", data) if isinstance(data, dict) else {}
+    engines = config.get("engines") or list(ENGINE_NAMES)
+    if isinstance(engines, str):
+        engines = list(ENGINE_NAMES) if engines == "all" else engines.split(",")
+    scenarios = config.get("scenarios")
+    if isinstance(scenarios, str):
+        scenarios = None if scenarios == "all" else scenarios.split(",")
+    return write_debuggability(
+        run_dir, engines, scenarios, config.get("scenario_dir"), cost_runs=cost_runs
+    )
+
+
+def read_rows(path: Path | str) -> list[dict[str, str]]:
+    with Path(path).open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def markdown_table(rows: Iterable[dict[str, Any]], scenarios: Sequence[str]) -> str:
+    """recall / bytes / bytes per fact per engine x mode for ``scenarios``, plus mode cost."""
+    table: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (str(row["engine"]), str(row["mode"]))
+        entry = table.setdefault(key, {"cost": row.get("mode_cost_ms", "")})
+        entry[str(row["scenario"])] = row
+    head = ["engine", "mode"]
+    for name in scenarios:
+        head += [f"{name} recall", "bytes", "B/fact"]
+    head.append("mode cost ms/run")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (engine, mode), entry in table.items():
+        cells = [engine, mode]
+        for name in scenarios:
+            row = entry.get(name)
+            if row is None:
+                cells += ["", "", ""]
+                continue
+            bpf = row["bytes_per_fact"]
+            cells += [
+                f"{float(row['recall']):.2f}",
+                f"{int(row['bytes']):,}",
+                "–"
+                if bpf in ("", None) or (isinstance(bpf, float) and math.isnan(bpf))
+                else f"{float(bpf):,.0f}",
+            ]
+        cost = entry["cost"]
+        cells.append("" if cost in ("", None) else f"{float(cost):+.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
