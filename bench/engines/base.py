@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bench.mockllm import MockLLM
+from bench.mockllm import LatencyProfile, MockLLM
 from scenarios import Scenario
 
 RunStatus = Literal["completed", "failed", "aborted", "error"]
@@ -79,6 +79,13 @@ class RunContext:
     base_url: str  # loopback: http://127.0.0.1:PORT/v1 ; in-process: the mock's fake host
     transport: TransportName = "inprocess"
     debug: str | None = None  # a debug mode name (debuggability issue), None = off
+    # the mock's latency profile, to tell scripted LLM latency from overhead; None: the
+    # in-process mock's own profile, else zero (pass it for a loopback server started with
+    # --latency realistic)
+    latency: LatencyProfile | None = None
+    # a deadline for the whole run, the same for every engine (a service's request deadline);
+    # None: 30 s. AgentExecutor gets it as max_execution_time, the others as asyncio.timeout.
+    run_timeout_s: float | None = None
 
 
 class Engine(ABC):
@@ -95,3 +102,6 @@ class Engine(ABC):
     @abstractmethod
     async def run(self, prepared: Any) -> RunRecord:
         """Run the scenario once (timed); never raises."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional, a no-op by default
+        """Release what the engine keeps across runs (HTTP connection pools)."""
