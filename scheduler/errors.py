@@ -115,18 +115,21 @@ class LLMError(SchedulerError):
         self.attempts = attempts
         super().__init__(message)
 
+    def __str__(self) -> str:
+        message = super().__str__()
+        return f"{message} (after {self.attempts} attempts)" if self.attempts > 1 else message
+
 
 class LLMStatusError(LLMError):
     def __init__(self, status_code: int, message: str, *, attempts: int = 1, retry_after: float | None = None):
-        self.status_code, self.retry_after = status_code, retry_after
-        self.message = message
-        super().__init__(f"HTTP {status_code}: {message} (after {attempts} attempt{'s' * (attempts > 1)})", attempts=attempts)
+        self.status_code, self.message, self.retry_after = status_code, message, retry_after
+        super().__init__(f"HTTP {status_code}: {message}", attempts=attempts)
 
 
 class LLMTimeout(LLMError):
     def __init__(self, timeout_s: float | None, *, attempts: int = 1):
         self.timeout_s = timeout_s
-        super().__init__(f"LLM call timed out after {timeout_s}s (after {attempts} attempt{'s' * (attempts > 1)})", attempts=attempts)
+        super().__init__(f"LLM call timed out after {timeout_s}s", attempts=attempts)
 
 
 class LLMConnectionError(LLMError):

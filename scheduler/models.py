@@ -6,7 +6,7 @@ without importing httpx.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -100,8 +100,3 @@ class ChatModel(Protocol):
         on_delta: OnDelta | None = None,
     ) -> ChatResponse: ...
 
-
-class StreamingChatModel(ChatModel, Protocol):
-    def stream(
-        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None
-    ) -> AsyncIterator[str]: ...

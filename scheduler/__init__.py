@@ -1,0 +1,157 @@
+"""schedbench's self-built agent scheduler: a small, observable async tool-calling loop.
+
+    from scheduler import LightweightAgent, AgentConfig, OpenAIChatClient, tool
+
+    @tool
+    def lookup(order_id: str) -> dict:
+        '''Look up an order by its id.'''
+        return {"order_id": order_id, "status": "delivered"}
+
+    llm = OpenAIChatClient(base_url="https://api.openai.com/v1", model="gpt-4o-mini", api_key=KEY)
+    agent = LightweightAgent(llm, AgentConfig(system_prompt="You are a support agent."), tools=[lookup])
+    result = await agent.run("Where is order A123?")
+    result.trace.print_tree()
+
+Runtime dependencies: httpx (imported when ``OpenAIChatClient`` is first used) and tiktoken
+(imported when exact token counting is first needed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scheduler.agent import LightweightAgent
+from scheduler.breaker import BreakerState, CircuitBreaker
+from scheduler.config import AgentConfig
+from scheduler.errors import (
+    CircuitOpen,
+    ConfigError,
+    ConfirmationDenied,
+    HookError,
+    InvalidTransition,
+    LimitExceeded,
+    LLMConnectionError,
+    LLMError,
+    LLMResponseError,
+    LLMStatusError,
+    LLMTimeout,
+    MaxStepsExceeded,
+    RepeatedCallsExceeded,
+    RepeatedToolCall,
+    SchedulerError,
+    TokenBudgetExceeded,
+    ToolArgumentsError,
+    ToolError,
+    ToolExecutionError,
+    ToolNotFound,
+    ToolTimeout,
+    ToolVetoed,
+    TotalTokensExceeded,
+)
+from scheduler.events import (
+    AgentEvent,
+    ContentDelta,
+    RunFinished,
+    RunStarted,
+    StatusChanged,
+    StepFinished,
+    ToolCallFinished,
+    ToolCallStarted,
+    format_event,
+)
+from scheduler.executor import Approval, Handoff, ToolResult
+from scheduler.hooks import Hooks, Rewrite, Veto
+from scheduler.memory import ConversationMemory
+from scheduler.models import ChatModel, ChatResponse, RetryInfo, TokenUsage, ToolCall
+from scheduler.multiagent import agent_as_tool, handoff
+from scheduler.state import (
+    TRANSITIONS,
+    AgentStatus,
+    RunResult,
+    RunState,
+    StepRecord,
+    TerminationReason,
+    Usage,
+)
+from scheduler.tools import NO_TIMEOUT, ToolContext, ToolSpec, tool
+from scheduler.trace import Span, Trace
+
+if TYPE_CHECKING:
+    from scheduler.llm import OpenAIChatClient
+
+
+def __getattr__(name: str) -> Any:
+    # httpx costs ~50-100 ms to import: load it only when the client is first asked for
+    if name == "OpenAIChatClient":
+        from scheduler.llm import OpenAIChatClient
+
+        return OpenAIChatClient
+    raise AttributeError(f"module 'scheduler' has no attribute {name!r}")
+
+
+__all__ = [
+    "NO_TIMEOUT",
+    "TRANSITIONS",
+    "AgentConfig",
+    "AgentEvent",
+    "AgentStatus",
+    "Approval",
+    "BreakerState",
+    "ChatModel",
+    "ChatResponse",
+    "CircuitBreaker",
+    "CircuitOpen",
+    "ConfigError",
+    "ConfirmationDenied",
+    "ContentDelta",
+    "ConversationMemory",
+    "Handoff",
+    "HookError",
+    "Hooks",
+    "InvalidTransition",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMResponseError",
+    "LLMStatusError",
+    "LLMTimeout",
+    "LightweightAgent",
+    "LimitExceeded",
+    "MaxStepsExceeded",
+    "OpenAIChatClient",
+    "RepeatedCallsExceeded",
+    "RepeatedToolCall",
+    "RetryInfo",
+    "Rewrite",
+    "RunFinished",
+    "RunResult",
+    "RunStarted",
+    "RunState",
+    "SchedulerError",
+    "Span",
+    "StatusChanged",
+    "StepFinished",
+    "StepRecord",
+    "TerminationReason",
+    "TokenBudgetExceeded",
+    "TokenUsage",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolContext",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolNotFound",
+    "ToolResult",
+    "ToolSpec",
+    "ToolTimeout",
+    "ToolVetoed",
+    "TotalTokensExceeded",
+    "Trace",
+    "Usage",
+    "Veto",
+    "agent_as_tool",
+    "format_event",
+    "handoff",
+    "tool",
+]

@@ -1,0 +1,150 @@
+"""Typed hooks: named callables (sync or async) fired at fixed points with keyword arguments.
+
+=============  ===========================================  ==============================
+event          called with (keyword arguments)              may return
+=============  ===========================================  ==============================
+before_step    state, step: int                             -
+after_step     state, step: StepRecord                      -
+before_llm     state, messages: list[dict]                  -
+after_llm      state, response: ChatResponse                -
+before_tool    state, call: ToolCall, arguments: dict       Veto(reason) | Rewrite(args)
+after_tool     state, result: ToolResult                    str: replaces the tool message
+on_error       state, error: SchedulerError                 -
+on_complete    state, result: RunResult                     -
+=============  ===========================================  ==============================
+
+A hook that raises is recorded — on ``RunResult.hook_errors`` and as a ``hook_error`` event
+on the current span, with the event and hook names — and the run goes on, unless the agent
+was built with ``AgentConfig(raise_hook_errors=True)``; then the run fails with reason
+``hook_error``. Errors in on_error and on_complete hooks are always only recorded.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from scheduler.errors import ConfigError, HookError
+
+if TYPE_CHECKING:
+    from scheduler.errors import SchedulerError
+    from scheduler.executor import ToolResult
+    from scheduler.models import ChatResponse, ToolCall
+    from scheduler.state import RunResult, RunState, StepRecord
+    from scheduler.trace import Span
+
+HookEvent = Literal[
+    "before_step", "after_step", "before_llm", "after_llm",
+    "before_tool", "after_tool", "on_error", "on_complete",
+]
+EVENTS: tuple[str, ...] = HookEvent.__args__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Veto:
+    """Returned by a before_tool hook: do not run the call; the LLM is told ``reason``."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """Returned by a before_tool hook: run the call with these arguments instead
+    (they are validated against the tool's schema again)."""
+
+    arguments: dict[str, Any]
+
+
+ToolDecision = Veto | Rewrite
+_R = Awaitable[None] | None
+
+
+class BeforeStep(Protocol):
+    def __call__(self, *, state: RunState, step: int) -> _R: ...
+
+
+class AfterStep(Protocol):
+    def __call__(self, *, state: RunState, step: StepRecord) -> _R: ...
+
+
+class BeforeLLM(Protocol):
+    def __call__(self, *, state: RunState, messages: list[dict[str, Any]]) -> _R: ...
+
+
+class AfterLLM(Protocol):
+    def __call__(self, *, state: RunState, response: ChatResponse) -> _R: ...
+
+
+class BeforeTool(Protocol):
+    def __call__(self, *, state: RunState, call: ToolCall, arguments: dict[str, Any]
+                 ) -> Awaitable[ToolDecision | None] | ToolDecision | None: ...
+
+
+class AfterTool(Protocol):
+    def __call__(self, *, state: RunState, result: ToolResult) -> Awaitable[str | None] | str | None: ...
+
+
+class OnError(Protocol):
+    def __call__(self, *, state: RunState, error: SchedulerError) -> _R: ...
+
+
+class OnComplete(Protocol):
+    def __call__(self, *, state: RunState, result: RunResult) -> _R: ...
+
+
+Hook = BeforeStep | AfterStep | BeforeLLM | AfterLLM | BeforeTool | AfterTool | OnError | OnComplete | Callable[..., Any]
+
+
+class Hooks:
+    """The registered hooks, one list per event (empty lists cost one attribute read)."""
+
+    __slots__ = (*EVENTS, "raise_errors")
+
+    def __init__(self, raise_errors: bool = False):
+        for event in EVENTS:
+            setattr(self, event, [])
+        self.raise_errors = raise_errors
+
+    def add(self, event: str, fn: Callable[..., Any]) -> None:
+        if event not in EVENTS:
+            raise ConfigError(f"unknown hook event {event!r}; valid events: {', '.join(EVENTS)}")
+        if not callable(fn):
+            raise ConfigError(f"hook for {event} is not callable: {fn!r}")
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        getattr(self, event).append((fn, inspect.iscoroutinefunction(fn), name))
+
+    def remove(self, event: str, fn: Callable[..., Any]) -> None:
+        entries = getattr(self, event)
+        entries[:] = [entry for entry in entries if entry[0] is not fn]
+
+    async def fire(self, event: str, state: RunState, span: Span | None, **kwargs: Any) -> Any:
+        """Call the hooks of ``event`` in order. Returns the before_tool decision (a Veto
+        stops at once; Rewrites chain) or the last non-None value for other events."""
+        outcome = None
+        for fn, is_async, name in getattr(self, event):
+            try:
+                value = fn(state=state, **kwargs)
+                if is_async or inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:
+                error = HookError(event, name, exc)
+                state.hook_errors.append(error)
+                if span is not None:
+                    state.trace.event(span, "hook_error", {
+                        "hook.event": event, "hook.name": name,
+                        "exception.type": type(exc).__name__, "exception.message": str(exc),
+                    })
+                if self.raise_errors and event not in ("on_error", "on_complete"):
+                    raise error from exc
+                continue
+            if value is None:
+                continue
+            if event == "before_tool":
+                if isinstance(value, Veto):
+                    return value
+                if isinstance(value, Rewrite):
+                    kwargs["arguments"] = value.arguments
+            outcome = value
+        return outcome

@@ -1,0 +1,66 @@
+"""Agents working together.
+
+*Hierarchical* (supervisor / workers): ``agent_as_tool(worker)`` is a tool that runs the
+worker on a task and returns its answer; the worker's whole run is traced under the
+supervisor's ``execute_tool`` span. A worker that does not complete is a tool error.
+
+*Swarm* (handoff): ``handoff(other)`` is a tool ``transfer_to_<name>``; when the LLM calls
+it, the current agent stops and ``other`` continues the same conversation (with its own
+system prompt and tools). The run's result is the last agent's, its trace nested under the
+handoff call, its usage the sum of all agents involved.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduler.executor import Handoff
+from scheduler.tools import NO_TIMEOUT, ToolContext, ToolSpec
+
+if TYPE_CHECKING:
+    from scheduler.agent import LightweightAgent
+
+
+class WorkerFailed(RuntimeError):
+    """A worker agent ended without completing (reported to the supervisor's LLM)."""
+
+
+def agent_as_tool(agent: LightweightAgent, name: str | None = None, description: str | None = None,
+                  *, timeout: float | None = NO_TIMEOUT) -> ToolSpec:
+    """A tool ``name(task: str)`` that delegates ``task`` to ``agent``."""
+
+    async def delegate(task: str, ctx: ToolContext) -> str:
+        result = await agent._run(task, parent_span=ctx.span, parent_trace=ctx.state.trace,
+                                  context=ctx.state.context)
+        if not result.ok:
+            raise WorkerFailed(f"{agent.name} {result.status.value} ({result.reason.value}): {result.detail}")
+        return result.content or ""
+
+    parameters = {
+        "type": "object",
+        "properties": {"task": {"type": "string", "description": "The task, with everything the agent needs."}},
+        "required": ["task"],
+        "additionalProperties": False,
+    }
+    return ToolSpec(
+        name=name or agent.name,
+        description=description or f"Delegate a task to the {agent.name} agent and get its answer.",
+        parameters=parameters,
+        handler=delegate,
+        timeout=timeout,
+    )
+
+
+def handoff(agent: LightweightAgent, name: str | None = None, description: str | None = None) -> ToolSpec:
+    """A tool ``transfer_to_<agent>()`` that hands the conversation over to ``agent``."""
+
+    def transfer() -> Handoff:
+        return Handoff(agent)
+
+    return ToolSpec(
+        name=name or f"transfer_to_{agent.name}",
+        description=description or f"Hand the conversation over to the {agent.name} agent.",
+        parameters={"type": "object", "properties": {}, "additionalProperties": False},
+        handler=transfer,
+        run_in_thread=False,
+    )
