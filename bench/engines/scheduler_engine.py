@@ -1,0 +1,150 @@
+"""``scheduler`` and ``scheduler-stream``: our ``LightweightAgent``, production features on.
+
+Both build the agent in ``prepare`` with every feature a production deployment would keep:
+the trace (always on), one ``before_tool`` audit hook, the per-tool circuit breaker, the
+repeated-call guard, the exact token budget, per-tool and per-LLM-attempt timeouts, and
+client retries. The scenario's limits map one to one:
+
+==================== =========================================================
+scenario limit        scheduler knob
+==================== =========================================================
+max_steps             ``AgentConfig.max_steps`` (LLM steps; then one summary call)
+tool_timeout_s        ``AgentConfig.tool_timeout`` (per call; async tools cancelled)
+llm_timeout_s         ``AgentConfig.llm_timeout`` (per attempt) and the client timeout
+max_retries           ``OpenAIChatClient(max_retries=...)``
+max_same_tool_calls   ``AgentConfig.max_same_tool_calls`` (the loop guard)
+token_budget          ``AgentConfig.token_budget`` (exact count, before each request)
+breaker_threshold     ``AgentConfig.breaker_threshold``
+require_confirmation  ``ToolSpec(require_confirmation=True)``; no approver is set, so
+                      such a call is denied and the LLM is told
+run deadline          ``asyncio.timeout`` around the run (the harness's, as for all)
+==================== =========================================================
+
+``temperature`` is left unset (``AgentConfig`` defaults to 0.1) so the request bodies carry
+the same fields as the other engines'. ``scheduler`` calls ``await agent.run(...)``;
+``scheduler-stream`` consumes ``agent.stream(...)`` (streamed LLM calls) and measures the
+time to the first content delta as its TTFT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
+from bench.mockllm.transport import BASE_URL
+from bench.tools import build_tools
+from scheduler import AgentConfig, ContentDelta, LightweightAgent, RunFinished, ToolSpec
+from scheduler.llm import OpenAIChatClient
+
+
+@dataclass
+class SchedulerPrepared(Prepared):
+    agent: LightweightAgent
+    user: str
+    history: list[dict[str, Any]] | None
+    deadline_s: float
+
+
+_audit = logging.getLogger("schedbench.audit")
+
+
+def audit_hook(*, state: Any, call: Any, arguments: dict[str, Any]) -> None:
+    """A production-style ``before_tool`` hook: an audit log line, no decision."""
+    _audit.debug("agent %s calls %s", state.agent_name, call.name)
+
+
+class SchedulerEngine(RecordingEngine):
+    name = "scheduler"
+    description = "our LightweightAgent: trace, hook, breaker, loop guard, token budget on"
+    stream_events = False
+
+    async def prepare(self, ctx: Any) -> SchedulerPrepared:
+        scenario = ctx.scenario
+        limits = scenario.limits
+        base_url = ctx.base_url if ctx.transport == "loopback" else (ctx.base_url or BASE_URL)
+        llm = OpenAIChatClient(
+            base_url=base_url,
+            model=f"scenario/{scenario.name}",
+            api_key="sk-schedbench-mock",
+            timeout=limits.llm_timeout_s,
+            http_client=self.http_client(ctx, "httpx"),
+            max_retries=limits.max_retries,
+        )
+        config = AgentConfig(
+            name=scenario.name,
+            system_prompt=scenario.system_prompt,
+            temperature=None,
+            max_steps=limits.max_steps,
+            token_budget=limits.token_budget,
+            max_same_tool_calls=limits.max_same_tool_calls,
+            tool_timeout=limits.tool_timeout_s,
+            llm_timeout=limits.llm_timeout_s,
+            breaker_threshold=limits.breaker_threshold,
+        )
+        agent = LightweightAgent(llm, config)
+        agent.register_tools(
+            ToolSpec(
+                name=tool.name,
+                description=tool.description,
+                parameters=tool.parameters,
+                handler=tool.acall,
+                require_confirmation=tool.definition.require_confirmation,
+            )
+            for tool in build_tools(scenario)
+        )
+        agent.on("before_tool", audit_hook)
+        history = [{"role": m.role, "content": m.content} for m in scenario.history] or None
+        return SchedulerPrepared(
+            ctx=ctx,
+            accounting=self.accounting(ctx),
+            agent=agent,
+            user=scenario.user,
+            history=history,
+            deadline_s=run_timeout_s(ctx),
+        )
+
+    async def execute(self, p: SchedulerPrepared) -> Outcome:
+        try:
+            async with asyncio.timeout(p.deadline_s) as deadline:
+                result, ttft_ms = await self.invoke(p)
+        except TimeoutError:
+            if deadline.expired():
+                return Outcome(
+                    "aborted", None, "timeout", error=f"run deadline {p.deadline_s:g}s exceeded"
+                )
+            raise
+        return Outcome(
+            status=result.status.value,
+            final_answer=result.content,
+            termination=result.reason.value,
+            error=result.detail,
+            trace=result.trace,  # converted to a dict after the timed region
+            ttft_ms=ttft_ms,
+            extra={"retries": result.usage.retries, "hook_errors": len(result.hook_errors)},
+        )
+
+    async def invoke(self, p: SchedulerPrepared) -> tuple[Any, float | None]:
+        return await p.agent.run(p.user, messages=p.history), None
+
+
+class SchedulerStreamEngine(SchedulerEngine):
+    name = "scheduler-stream"
+    description = "the same agent consumed through agent.stream() (streamed LLM calls, TTFT)"
+    streams = True
+
+    async def invoke(self, p: SchedulerPrepared) -> tuple[Any, float | None]:
+        started = time.perf_counter()
+        first: float | None = None
+        result = None
+        async for event in p.agent.stream(p.user, messages=p.history):
+            if first is None and isinstance(event, ContentDelta) and event.text:
+                first = time.perf_counter()
+            elif isinstance(event, RunFinished):
+                result = event.result
+        if result is None:
+            raise RuntimeError("agent.stream() ended without a RunFinished event")
+        return result, (first - started) * 1000 if first is not None else None
