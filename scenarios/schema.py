@@ -70,7 +70,35 @@ class ToolDef(_Strict):
             raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
         if schema.get("type") != "object":
             raise ValueError("tool parameters must be a JSON Schema with type: object")
+        dangling = _dangling_key(schema, "")
+        if dangling is not None:
+            where, key = dangling
+            raise ValueError(
+                f"{where}: key {key!r} has no value; in YAML a comma splits a {{...}} mapping, "
+                "so quote text that contains one"
+            )
         return schema
+
+
+_NULLABLE_KEYWORDS = frozenset({"default", "const", "examples", "enum"})
+
+
+def _dangling_key(node: Any, where: str) -> tuple[str, str] | None:
+    """The first ``key: null`` that is no JSON Schema keyword (``{description: a, b}``)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if value is None and key not in _NULLABLE_KEYWORDS:
+                return where.lstrip(".") or "parameters", str(key)
+            if key not in _NULLABLE_KEYWORDS:
+                found = _dangling_key(value, f"{where}.{key}")
+                if found is not None:
+                    return found
+    elif isinstance(node, list):
+        for item in node:
+            found = _dangling_key(item, where)
+            if found is not None:
+                return found
+    return None
 
 
 class ScriptToolCall(_Strict):
@@ -163,11 +191,15 @@ class Expect(_Strict):
     engines: dict[str, ExpectOverride] = Field(default_factory=dict)
 
     def for_engine(self, engine: str) -> dict[str, Any]:
-        """The effective expectations for one engine (overrides applied)."""
+        """The effective expectations for one engine (overrides applied).
+
+        An override replaces the fields it sets; an explicit ``null`` drops a base
+        expectation for that engine (e.g. ``final_contains: null`` when it fails).
+        """
         merged = self.model_dump(exclude={"engines"})
         override = self.engines.get(engine)
         if override is not None:
-            merged.update(override.model_dump(exclude={"reason"}, exclude_none=True))
+            merged.update(override.model_dump(exclude={"reason"}, exclude_unset=True))
         return merged
 
 

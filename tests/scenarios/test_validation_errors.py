@@ -95,6 +95,13 @@ BROKEN = {
         GOOD.format(name="negative_timeout") + "limits:\n  run_timeout_s: -1\n",
         "limits.run_timeout_s: Input should be greater than 0",
     ),
+    "unquoted_comma": (
+        GOOD.format(name="unquoted_comma").replace(
+            "city: {type: string}", "city: {type: string, description: A city, e.g. Paris.}"
+        ),
+        "tools[0].parameters: properties.city: key 'e.g. Paris.' has no value; in YAML a comma "
+        "splits a {...} mapping, so quote text that contains one",
+    ),
     "repeat_not_last": (
         GOOD.format(name="repeat_not_last").replace(
             "args: {city: Paris}}]", "args: {city: Paris}}]\n    repeat: true"
