@@ -105,3 +105,26 @@ def test_every_override_names_an_engine_and_gives_a_reason():
         for engine, override in scenario.expect.engines.items():
             assert engine in ENGINE_NAMES, (scenario.name, engine)
             assert override.reason.strip(), (scenario.name, engine)
+
+
+def test_an_override_inherits_and_null_drops_a_base_expectation():
+    scenario = load_scenarios()["llm_rate_limit"]
+    base = scenario.expect.for_engine("scheduler")
+    assert base == {
+        "status": "completed",
+        "llm_calls": 4,
+        "tool_calls": 1,
+        "tools": ["get_forecast"],
+        "final_contains": "rain is likely",
+        "termination": None,
+    }
+    assert scenario.expect.for_engine("raw") == {
+        "status": "failed",
+        "llm_calls": 1,
+        "tool_calls": 0,
+        "tools": [],
+        "final_contains": None,  # explicit null in the override
+        "termination": "llm_error",
+    }
+    tool_flaky = load_scenarios()["tool_flaky"].expect
+    assert tool_flaky.for_engine("raw")["final_contains"] == "out for delivery"  # no override
