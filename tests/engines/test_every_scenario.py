@@ -1,0 +1,103 @@
+"""Every scenario in scenarios/ on every engine (in-process), checked against its ``expect``.
+
+The parameters are read from the scenario directory at collection time: adding a scenario
+file adds its seven tests, with no code change here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.engines import ENGINE_NAMES, RunRecord
+from scenarios import Scenario, load_scenarios
+from tests.engines.conftest import run_once
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SCENARIO_NAMES = sorted(load_scenarios())
+
+
+def scripted_calls(scenario: Scenario, needed: int) -> list[tuple[str, dict[str, Any] | None]]:
+    """The script's tool calls in order as (name, args); args None for malformed JSON.
+
+    Calls to unknown tools are left out (they can never execute); a repeating last turn is
+    repeated until the list is at least ``needed`` long.
+    """
+    turns = list(scenario.script)
+    calls: list[tuple[str, dict[str, Any] | None]] = []
+
+    def add(turn: Any) -> None:
+        for call in turn.tool_calls:
+            if not call.unknown:
+                calls.append((call.name, None if call.raw_arguments is not None else call.args))
+
+    for turn in turns:
+        add(turn)
+    while turns[-1].repeat and turns[-1].tool_calls and len(calls) < needed:
+        add(turns[-1])
+    return calls
+
+
+def args_problem(record: RunRecord, scenario: Scenario) -> str | None:
+    """Each executed call must be a scripted call, in script order, with the script's args.
+
+    A call whose scripted arguments were malformed JSON may execute with whatever the engine
+    made of them (LangChain's streaming parser repairs truncated JSON, for instance).
+    """
+    script = scripted_calls(scenario, len(record.tools))
+    position = 0
+    for executed in record.tools:
+        while position < len(script):
+            name, args = script[position]
+            position += 1
+            if name == executed.name and (args is None or args == executed.args):
+                break
+        else:
+            return f"{executed.name}({executed.args}) is not the next scripted call"
+    return None
+
+
+def check(record: RunRecord, scenario: Scenario) -> dict[str, tuple[Any, Any]]:
+    """The expectations that do not hold, as {field: (expected, actual)}."""
+    expect = scenario.expect.for_engine(record.engine)
+    actual = {
+        "status": record.status,
+        "llm_calls": record.llm_calls,
+        "tool_calls": record.tool_calls,
+        "tools": [t.name for t in record.tools],
+        "termination": record.termination,
+    }
+    wrong = {
+        key: (expect[key], value)
+        for key, value in actual.items()
+        if expect.get(key) is not None and expect[key] != value
+    }
+    if expect.get("final_contains") is not None and expect["final_contains"] not in (
+        record.final_answer or ""
+    ):
+        wrong["final_contains"] = (expect["final_contains"], record.final_answer)
+    problem = args_problem(record, scenario)
+    if problem:
+        wrong["args"] = (
+            [c for c in scripted_calls(scenario, len(record.tools))],
+            [(t.name, t.args) for t in record.tools],
+        )
+    return wrong
+
+
+@pytest.mark.parametrize("scenario_name", SCENARIO_NAMES)
+@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+async def test_scenario_meets_its_expectations(
+    engine_name, scenario_name, engines, scenarios, mock
+):
+    scenario = scenarios[scenario_name]
+    record = await run_once(engines[engine_name], scenario, mock)
+    assert check(record, scenario) == {}, f"error={record.error!r}"
+    # the record describes this run, whatever the outcome
+    assert (record.engine, record.scenario) == (engine_name, scenario_name)
+    assert len(record.requests) == record.llm_calls
+    assert record.wall_ms > 0 and record.cpu_ms >= 0
+    if record.llm_calls:
+        assert record.prompt_tokens > 0
