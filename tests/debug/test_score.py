@@ -162,3 +162,54 @@ def test_localisation_needs_tool_error_and_step() -> None:
     llm = GroundTruth(facts=(error,), failure=Failure(1, None, error), calls=())
     loc = score_output("step 1 failed: upstream is down", llm).localisation
     assert loc is not None and loc.localised
+
+
+def _failure_truth(step: int = 2) -> GroundTruth:
+    error = Fact("error", step, "upstream is down")
+    return GroundTruth(
+        facts=(Fact("tool", step, "get_quote"), error, Fact("failed_step", step, step)),
+        failure=Failure(step, "get_quote", error),
+        calls=(),
+    )
+
+
+def test_structured_step_must_enclose_the_error() -> None:
+    truth = _failure_truth()
+    enclosing = {
+        "spans": [
+            {"name": "step 1", "children": [{"tool": "get_quote", "result": "ok"}]},
+            {
+                "name": "step 2",
+                "attributes": {"agent.step": 2},
+                "children": [{"tool": "get_quote", "error": "Upstream is down"}],
+            },
+        ]
+    }
+    sibling = {
+        "spans": [
+            {"name": "step 2", "children": [{"tool": "get_quote", "result": "ok"}]},
+            {"name": "tools", "children": [{"tool": "get_quote", "error": "Upstream is down"}]},
+        ]
+    }
+    nested_json = {"events": [{"step": 2, "payload": json.dumps({"error": "upstream is down"})}]}
+    for doc, expected in ((enclosing, True), (sibling, False), (nested_json, True)):
+        score = score_output(json.dumps(doc), truth)
+        assert score.localisation is not None
+        assert score.localisation.step is expected, doc
+        assert ("failed_step" not in score.missed_summary()) is expected
+
+
+def test_text_step_must_be_within_five_lines_of_the_error() -> None:
+    truth = _failure_truth()
+    near = "step 2\n" + "filler\n" * 4 + "get_quote: upstream is down\n"
+    far = "step 2\n" + "filler\n" * 5 + "get_quote: upstream is down\n"
+    assert score_output(near, truth).localisation.step is True
+    assert score_output(far, truth).localisation.step is False
+
+
+def test_langchain_sequence_positions_are_not_steps() -> None:
+    truth = _failure_truth(1)
+    doc = {"name": "get_quote", "tags": ["seq:step:1"], "error": "upstream is down"}
+    assert score_output(json.dumps(doc), truth).localisation.step is False
+    doc["metadata"] = {"agent_step": 1}
+    assert score_output(json.dumps(doc), truth).localisation.step is True
