@@ -120,8 +120,7 @@ def _inspect_handler(handler: Callable[..., Any]) -> tuple[str | None, frozenset
     for param in signature.parameters.values():
         if param.kind is param.VAR_KEYWORD:
             return _context_name(signature, hints), None
-        annotation = hints.get(param.name, param.annotation)
-        if annotation is ToolContext or annotation == "ToolContext":
+        if _is_context(hints.get(param.name, param.annotation)):
             context_param = param.name
         elif param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             names.add(param.name)
@@ -130,9 +129,16 @@ def _inspect_handler(handler: Callable[..., Any]) -> tuple[str | None, frozenset
 
 def _context_name(signature: inspect.Signature, hints: dict[str, Any]) -> str | None:
     for param in signature.parameters.values():
-        if hints.get(param.name, param.annotation) in (ToolContext, "ToolContext"):
+        if _is_context(hints.get(param.name, param.annotation)):
             return param.name
     return None
+
+
+def _is_context(annotation: Any) -> bool:
+    """``ToolContext``, ``ToolContext | None`` (or the same as a string annotation)."""
+    if annotation is ToolContext or annotation in ("ToolContext", "ToolContext | None"):
+        return True
+    return ToolContext in typing.get_args(annotation)
 
 
 # -- the decorator -------------------------------------------------------------------------
@@ -172,14 +178,17 @@ def tool(
 def parameters_schema(func: Callable[..., Any], arg_docs: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``parameters`` JSON Schema of a function's signature."""
     arg_docs = arg_docs or {}
-    hints = typing.get_type_hints(func, include_extras=True)
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+    except (NameError, TypeError) as exc:
+        raise ConfigError(f"tool {func.__name__!r}: cannot resolve its annotations ({exc})") from None
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in inspect.signature(func).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigError(f"tool {func.__name__!r}: *args / **kwargs cannot be described to the LLM")
         annotation = hints.get(param.name, Any)
-        if annotation is ToolContext:
+        if _is_context(annotation):
             continue
         try:
             schema = dict(schema_for(annotation))

@@ -153,7 +153,7 @@ def jsonable(value: Any) -> Any:
 def _duration(span: Span, durations: bool) -> str:
     if not durations:
         return ""
-    d = span.duration
+    d = round(span.duration, 9)
     return f" ({d:.1f}s)" if d >= 0.1 else f" ({d * 1000:.1f}ms)"
 
 
