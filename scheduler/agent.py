@@ -368,7 +368,8 @@ class LightweightAgent:
         result = RunResult(status, reason, content, usage, state.trace, state.messages, state.steps,
                            None if error is None else str(error), error, state.hook_errors, self.name,
                            state.handoffs, time.perf_counter() - state.started,
-                           None if state.first_token_at is None else state.first_token_at - state.started)
+                           None if state.first_token_at is None else state.first_token_at - state.started,
+                           state.transitions)
         if self.memory is not None:
             self.memory.count_tokens = state.count_tokens or self.memory.count_tokens
             self.memory.save(state.messages[state.memory_from:])

@@ -217,7 +217,8 @@ class RunResult:
     agent_name: str = ""  # the agent that produced the answer (differs after a handoff)
     handoffs: list[str] = field(default_factory=list)
     duration_s: float = 0.0
-    ttft_s: float | None = None  # streaming: run start -> first content or tool-call delta
+    ttft_s: float | None = None  # streaming: run start -> first content delta the user sees
+    transitions: list[tuple[AgentStatus, AgentStatus]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
