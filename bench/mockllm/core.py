@@ -18,10 +18,11 @@ from typing import Any
 from bench.mockllm import sse
 from bench.mockllm.latency import LatencyProfile
 from bench.mockllm.protocols import Completion, Protocol, detect_protocol, render, turn_index
-from scenarios import Scenario, load_scenarios
+from scenarios import Scenario, Turn, load_scenarios
 from scheduler.tokens import count_message_tokens, count_text_tokens, count_tools_tokens
 
 MODEL_PREFIX = "scenario/"
+FORCED_TEXT = "I could not finish with the tools available; here is what I found so far."
 _REPLY_PRIMING = 3
 
 
@@ -84,7 +85,7 @@ class MockLLM:
         self._fault_hits: dict[tuple[str, int], int] = {}
         self._fault_lock = threading.Lock()
         self._tools_tokens: dict[str, int] = {}
-        self._completions: dict[tuple[str, Protocol, int], tuple[Completion, int]] = {}
+        self._completions: dict[tuple[str, Protocol, int, bool], tuple[Completion, int]] = {}
 
     def reset(self) -> None:
         """Forget recorded requests and fault counters."""
@@ -156,6 +157,10 @@ class MockLLM:
                 )
             index = len(script) - 1
         turn = script[index]
+        forced_text = body.get("tool_choice") == "none" and bool(turn.tool_calls)
+        if forced_text:
+            # a client forbidding tools (e.g. a forced summary) gets text, as OpenAI answers
+            turn = Turn(content=turn.content or FORCED_TEXT, latency_ms=turn.latency_ms)
         prompt_tokens = self._prompt_tokens(body, messages)
         fault_delay = 0.0
         if turn.fault is not None:
@@ -173,7 +178,9 @@ class MockLLM:
                     reply = _error(turn.fault.status, message, "scripted_fault", headers)
                     return self._finish((name, index, protocol, False), body, reply, prompt_tokens)
                 fault_delay = turn.fault.delay_s or 0.0
-        completion, completion_tokens = self._completion(scenario, protocol, index, turn)
+        completion, completion_tokens = self._completion(
+            scenario, protocol, index, turn, forced_text
+        )
         stream = bool(body.get("stream"))
         ttft, rest = self.latency.delays(
             zlib.crc32(raw if isinstance(raw, bytes) else raw.encode()), completion_tokens
@@ -218,9 +225,9 @@ class MockLLM:
         return sum(count_message_tokens(m) for m in messages) + tools_tokens + _REPLY_PRIMING
 
     def _completion(
-        self, scenario: Scenario, protocol: Protocol, index: int, turn: Any
+        self, scenario: Scenario, protocol: Protocol, index: int, turn: Any, forced_text: bool
     ) -> tuple[Completion, int]:
-        key = (scenario.name, protocol, index)
+        key = (scenario.name, protocol, index, forced_text)
         cached = self._completions.get(key)
         if cached is None:
             completion = render(turn, index, protocol)

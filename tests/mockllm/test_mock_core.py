@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bench.mockllm import LatencyProfile, MockLLM
+from bench.mockllm.core import FORCED_TEXT
 from bench.mockllm.protocols import turn_index
 from scenarios import Scenario
 from scheduler.tokens import count_request_tokens
@@ -210,3 +211,14 @@ def test_latency_is_applied_per_reply():
     reply = mock.handle(_body(USER))
     completion = _json(reply)["usage"]["completion_tokens"]
     assert reply.delay_s == pytest.approx(0.1 + completion / 100)
+
+
+def test_tool_choice_none_gets_text_instead_of_tool_calls():
+    mock = MockLLM(scenarios={"probe": _scenario()})
+    forced = _json(mock.handle(_body(USER, tool_choice="none")))["choices"][0]
+    assert forced["finish_reason"] == "stop"
+    assert forced["message"]["content"] == FORCED_TEXT
+    assert "tool_calls" not in forced["message"]
+    normal = _json(mock.handle(_body(USER)))["choices"][0]
+    assert normal["finish_reason"] == "tool_calls"
+    assert [r.turn for r in mock.requests] == [0, 0]
