@@ -28,7 +28,8 @@ READY_PREFIX = "schedbench mock LLM listening on "
 
 
 def create_app(mock: MockLLM) -> Starlette:
-    """The ASGI app: ``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /health``."""
+    """The ASGI app: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /health`` and
+    ``POST /reset`` (forget recorded requests and fault counters)."""
 
     async def chat(request: Request) -> Response:
         reply: MockReply = mock.handle(await request.body())
@@ -55,11 +56,17 @@ def create_app(mock: MockLLM) -> Starlette:
     async def health(_: Request) -> Response:
         return JSONResponse({"status": "ok", "requests": len(mock.requests)})
 
+    async def reset(_: Request) -> Response:
+        # fault counters live in this process: the harness resets them between runs
+        mock.reset()
+        return JSONResponse({"status": "ok"})
+
     return Starlette(
         routes=[
             Route("/v1/chat/completions", chat, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
+            Route("/reset", reset, methods=["POST"]),
         ]
     )
 
