@@ -1,0 +1,176 @@
+"""The end of a run: CSV tables from the JSON lines, final meta.json, summary tables, exit code."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from bench import stats
+from bench.footprint import build_footprint_table
+from bench.metadata import now_iso
+from bench.results import FOOTPRINT, FOOTPRINT_CSV, RUNS, SUMMARY, THROUGHPUT, THROUGHPUT_CSV
+from bench.summary import build_summary, build_throughput_table, write_csv
+
+
+def write_tables(store: Any, config: Any) -> tuple[Any, Any, Any]:
+    """(Re)build summary.csv, footprint.csv and throughput.csv from the JSON-lines files."""
+    summary = build_summary(
+        store.rows(RUNS),
+        seed=config.seed,
+        engine_order=config.engines,
+        scenario_order=config.scenarios,
+    )
+    footprint = build_footprint_table(store.rows(FOOTPRINT))
+    throughput = build_throughput_table(store.rows(THROUGHPUT))
+    write_csv(summary, store.path(SUMMARY))
+    write_csv(footprint, store.path(FOOTPRINT_CSV))
+    write_csv(throughput, store.path(THROUGHPUT_CSV))
+    return summary, footprint, throughput
+
+
+def _ms(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    value = float(value)
+    if value < 1:
+        return f"{value:.3f}"
+    if value < 100:
+        return f"{value:.2f}"
+    return f"{value:.0f}"
+
+
+def _num(value: Any, fmt: str = "{:.0f}") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return fmt.format(value)
+
+
+def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[str, ...]) -> Any:
+    """One row per engine: the headline numbers of the run."""
+    from rich.table import Table
+
+    table = Table(title="Per engine (medians; ratio = geometric mean over scenarios of median/raw)")
+    for column in (
+        "engine",
+        "runs",
+        "errors",
+        "× raw",
+        "overhead/step ms",
+        "CPU ms",
+        "tokens/req vs raw",
+        "import ms",
+        "peak RSS MB",
+        "runs/s c=1",
+        "unstable",
+    ):
+        table.add_column(column, justify="left" if column == "engine" else "right")
+    for engine in engines:
+        mine = summary[summary["engine"] == engine] if not summary.empty else summary
+        if mine.empty:
+            table.add_row(engine, "0", *["–"] * 9)
+            continue
+        fp = footprint[footprint["engine"] == engine] if not footprint.empty else footprint
+        tp = (
+            throughput[
+                (throughput["engine"] == engine)
+                & (throughput["concurrency"] == 1)
+                & (throughput["latency"] == "zero")
+            ]
+            if not throughput.empty
+            else throughput
+        )
+        import_ms = fp["stack_import_ms"].iloc[0] if not fp.empty else None
+        if import_ms is None or (isinstance(import_ms, float) and math.isnan(import_ms)):
+            import_ms = fp["engine_import_ms"].iloc[0] if not fp.empty else None
+        table.add_row(
+            engine,
+            str(int(mine["n"].sum())),
+            str(int(mine["status_error"].sum())),
+            _num(stats.geometric_mean(mine["ratio_to_raw"]), "{:.2f}x"),
+            _ms(mine["overhead_per_step_ms_median"].median()),
+            _ms(mine["cpu_ms_median"].median()),
+            _num(mine["token_overhead_per_request"].mean(), "{:+.0f}"),
+            _num(import_ms),
+            _num(fp["peak_rss_mb"].iloc[0] if not fp.empty else None),
+            _num(tp["runs_per_s"].iloc[0] if not tp.empty else None, "{:.1f}"),
+            str(int(mine["unstable"].fillna(False).astype(bool).sum())),
+        )
+    return table
+
+
+def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
+    """Scenario × engine: median wall ms (! unstable, ✗ expectations not met)."""
+    from rich.table import Table
+
+    table = Table(
+        title=f"Median wall ms per run — {latency} latency (! unstable spread, ✗ not as expected)"
+    )
+    table.add_column("scenario")
+    for engine in engines:
+        table.add_column(engine, justify="right")
+    rows = summary[summary["latency"] == latency] if not summary.empty else summary
+    for scenario in dict.fromkeys(rows["scenario"]) if not rows.empty else ():
+        cells = []
+        for engine in engines:
+            hit = rows[(rows["scenario"] == scenario) & (rows["engine"] == engine)]
+            if hit.empty:
+                cells.append("–")
+                continue
+            row = hit.iloc[0]
+            mark = ("!" if bool(row["unstable"]) else "") + (
+                "✗"
+                if row["expect_ok_rate"] == row["expect_ok_rate"] and row["expect_ok_rate"] < 1
+                else ""
+            )
+            cells.append(f"{_ms(row['wall_ms_median'])}{mark}")
+        table.add_row(scenario, *cells)
+    return table
+
+
+def finish_run(
+    store: Any, config: Any, meta: dict[str, Any], outcome: Any, elapsed_s: float
+) -> int:
+    import sys
+
+    from rich.console import Console
+
+    from bench.results import finished_repeats
+    from bench.runner.plan import build_plan
+    from scenarios import load_scenarios
+
+    summary, footprint, throughput = write_tables(store, config)
+    rows = store.rows(RUNS)
+    left = build_plan(config, load_scenarios(config.scenario_dir), finished_repeats(rows))
+    lost_levels = int(throughput["crashed"].sum()) if not throughput.empty else 0
+    complete = left.timed_runs == 0 and lost_levels == 0
+    meta["ended_at"] = now_iso()
+    meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
+    meta["complete"] = complete
+    meta["outcome"] = {
+        "timed_runs": outcome.timed_runs,
+        "warmup_runs": outcome.warmup_runs,
+        "crashed_runs": outcome.crashed_runs,
+        "throughput_levels": outcome.throughput_levels,
+        "crashed_levels": outcome.crashed_levels,
+        "runs_missing": left.timed_runs,
+    }
+    store.write_meta(meta)
+
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    if not summary.empty:
+        console.print(engine_table(summary, footprint, throughput, config.engines))
+        for latency in config.latencies:
+            console.print(scenario_table(summary, config.engines, latency))
+    console.print(
+        f"{outcome.timed_runs} timed runs in {elapsed_s:.0f}s → {store.directory} "
+        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv)"
+    )
+    if not complete:
+        print(
+            f"incomplete: {left.timed_runs} runs and {lost_levels} throughput levels have no "
+            f"measurement (worker crashes: see runs.jsonl and {store.logs}); "
+            f"`schedbench run --out {store.directory} --resume` retries them",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

@@ -1,0 +1,550 @@
+"""The parent side of a run: import probes, then the suite round by round, then throughput.
+
+Only this process writes the results files. Workers (``bench.runner.worker``) stream one
+JSON line per run; each becomes a runs.jsonl row at once (flushed), so a crash of anything
+loses at most the run in flight. A worker that dies or stops answering is killed; the runs
+its batch still owed become error rows (``crashed: true``, with its stderr tail) and the run
+goes on with a fresh worker. ``--resume`` retries exactly the runs that have no row, or
+only a crashed one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from bench.footprint import ENGINE_STACKS, probe_stack
+from bench.metadata import PROJECT_ROOT
+from bench.results import (
+    FOOTPRINT,
+    RUNS,
+    THROUGHPUT,
+    THROUGHPUT_KEY,
+    RunStore,
+    finished_repeats,
+    latest,
+)
+from bench.runner.plan import (
+    Batch,
+    RunConfig,
+    batch_timeout_s,
+    build_plan,
+    ceil_div,
+    estimate_run_s,
+    pick_reference,
+    rotate,
+)
+from bench.runner.progress import NullProgress, Progress
+from scenarios import Scenario
+
+SPAWN_TIMEOUT_S = 180.0
+TAIL_CHARS = 2000
+
+
+class WorkerError(Exception):
+    """A worker died, hung, or could not start."""
+
+
+def worker_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
+        env[var] = "false"
+    env.setdefault("OPENAI_API_KEY", "sk-schedbench-mock")
+    # the workers import the very code the parent runs (and plug-in engines next to it)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH", "")) if p
+    )
+    return env
+
+
+class WorkerProcess:
+    """One ``python -m bench.runner.worker`` child, its message queue and its stderr log."""
+
+    def __init__(
+        self,
+        engine: str,
+        round_no: int,
+        log_path: Path,
+        *,
+        scenario_dir: str | None,
+        transport: str,
+        base_urls: dict[str, str],
+        reference: str | None,
+    ):
+        self.engine = engine
+        self.round = round_no
+        self.log_path = log_path
+        command = [sys.executable, "-m", "bench.runner.worker", "--engine", engine]
+        command += ["--transport", transport]
+        if scenario_dir is not None:
+            command += ["--scenario-dir", scenario_dir]
+        for latency, url in base_urls.items():
+            command += ["--base-url", f"{latency}={url}"]
+        if reference:
+            command += ["--reference", reference]
+        self._log: IO[str] = log_path.open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+            env=worker_env(),
+        )
+        self._messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, name=f"worker-{engine}", daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = {"type": "garbage", "line": line[:500]}
+            self._messages.put(message)
+        self._messages.put(None)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(command) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as exc:
+            raise WorkerError(f"worker {self.pid} is gone ({self._exit_text()}): {exc}") from None
+
+    def receive(self, timeout_s: float) -> dict[str, Any]:
+        try:
+            message = self._messages.get(timeout=timeout_s)
+        except queue.Empty:
+            raise WorkerError(
+                f"worker {self.pid} sent nothing for {timeout_s:.0f}s (hung); killed"
+            ) from None
+        if message is None:
+            raise WorkerError(f"worker {self.pid} died ({self._exit_text()})")
+        if message.get("type") == "fatal":
+            raise WorkerError(f"worker {self.pid} failed: {message.get('error', '').strip()}")
+        if message.get("type") == "garbage":
+            raise WorkerError(f"worker {self.pid} broke the protocol: {message['line']!r}")
+        return message
+
+    def _exit_text(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "still running"
+        return f"exit code {code}"
+
+    def stderr_tail(self, chars: int = TAIL_CHARS) -> str:
+        self._log.flush()
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return text[-chars:].strip()
+
+    def kill(self) -> None:
+        if self.alive():
+            self.process.kill()
+        self._finish()
+
+    def close(self) -> None:
+        """Ask the worker to exit; kill it if it does not within a few seconds."""
+        if self.alive():
+            try:
+                self.send({"op": "exit"})
+                self.process.wait(timeout=10)
+            except (WorkerError, subprocess.TimeoutExpired):
+                self.process.kill()
+        self._finish()
+
+    def _finish(self) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        self._log.close()
+        try:
+            if self.log_path.stat().st_size == 0:
+                self.log_path.unlink()
+        except OSError:
+            pass
+
+
+@dataclass
+class Outcome:
+    """What happened, for the command's exit code and its final words."""
+
+    timed_runs: int = 0
+    warmup_runs: int = 0
+    crashed_runs: int = 0
+    throughput_levels: int = 0
+    crashed_levels: int = 0
+    skipped_runs: int = 0
+    messages: list[str] = field(default_factory=list)
+
+
+class Orchestrator:
+    """Runs one RunConfig into one RunStore."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        scenarios: dict[str, Scenario],
+        store: RunStore,
+        progress: Progress | None = None,
+    ):
+        self.config = config
+        self.scenarios = scenarios
+        self.store = store
+        self.progress = progress or NullProgress()
+        self.scenario_dir = (
+            str(Path(config.scenario_dir).resolve()) if config.scenario_dir is not None else None
+        )
+        self.reference = pick_reference(config, scenarios)
+        self.outcome = Outcome()
+        self._workers: dict[str, WorkerProcess] = {}
+        self._spawn_failures: dict[tuple[str, int], str] = {}
+        self._spawns = 0
+        self._servers: dict[str, Any] = {}
+        self._base_urls: dict[str, str] = {}
+
+    # -- the whole run -------------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        try:
+            self._start_servers()
+            if self.config.footprint:
+                self.stack_probes()
+            self.suite()
+            if self.config.throughput and self.config.concurrency:
+                self.throughput()
+        finally:
+            self._close_workers()
+            for server in self._servers.values():
+                server.stop()
+            self.store.sync()
+        return self.outcome
+
+    def _profiles(self) -> list[str]:
+        needed = {"zero", *self.config.latencies}
+        if self.config.throughput:
+            needed |= {p.latency for p in self.config.throughput_profiles}
+        return sorted(needed)
+
+    def _start_servers(self) -> None:
+        if self.config.transport != "loopback":
+            return
+        from bench.mockllm.server import start_server_process
+
+        for latency in self._profiles():
+            server = start_server_process(self.scenario_dir, latency)
+            self._servers[latency] = server
+            self._base_urls[latency] = server.base_url
+            self.progress.message(f"loopback mock ({latency}) at {server.base_url}")
+
+    # -- workers -------------------------------------------------------------------------
+
+    def _spawn(self, engine: str, round_no: int) -> WorkerProcess | None:
+        self._spawns += 1
+        log = self.store.logs / f"{engine}.round{round_no}.{self._spawns}.log"
+        self.store.logs.mkdir(parents=True, exist_ok=True)
+        worker = WorkerProcess(
+            engine,
+            round_no,
+            log,
+            scenario_dir=self.scenario_dir,
+            transport=self.config.transport,
+            base_urls=self._base_urls,
+            reference=self.reference,
+        )
+        try:
+            message = worker.receive(SPAWN_TIMEOUT_S)
+            if message.get("type") != "ready":
+                raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}, not ready")
+        except WorkerError as exc:
+            reason = f"{exc}\n{worker.stderr_tail()}".strip()
+            worker.kill()
+            self._spawn_failures[(engine, round_no)] = reason
+            self.store.append(
+                FOOTPRINT,
+                {
+                    "kind": "worker",
+                    "engine": engine,
+                    "round": round_no,
+                    "status": "error",
+                    "error": reason,
+                },
+            )
+            self.progress.message(f"worker for {engine} could not start: {reason.splitlines()[0]}")
+            return None
+        self.store.append(
+            FOOTPRINT,
+            {
+                "kind": "worker",
+                "engine": engine,
+                "round": round_no,
+                "status": "ok",
+                **message["footprint"],
+            },
+        )
+        return worker
+
+    def worker_for(self, engine: str, round_no: int) -> WorkerProcess | None:
+        """This round's worker of ``engine``, started on first use (None: it cannot start)."""
+        if (engine, round_no) in self._spawn_failures:
+            return None
+        worker = self._workers.get(engine)
+        if worker is not None and (worker.round != round_no or not worker.alive()):
+            worker.close()
+            worker = None
+        if worker is None:
+            worker = self._spawn(engine, round_no)
+            if worker is None:
+                return None
+            self._workers[engine] = worker
+        return worker
+
+    def _drop_worker(self, engine: str) -> None:
+        worker = self._workers.pop(engine, None)
+        if worker is not None:
+            worker.kill()
+
+    def _close_workers(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+
+    # -- import probes -------------------------------------------------------------------
+
+    def stack_probes(self) -> None:
+        """Probe each distinct stack in fresh interpreters; one row per engine using it."""
+        stacks: dict[tuple[str, ...], list[str]] = {}
+        for engine in self.config.engines:
+            if engine in ENGINE_STACKS:
+                stacks.setdefault(ENGINE_STACKS[engine], []).append(engine)
+        done: dict[tuple[str, ...], int] = {}
+        for row in self.store.rows(FOOTPRINT):
+            if (
+                row.get("kind") == "stack"
+                and row.get("status") == "ok"
+                and row.get("probe_of") is None
+            ):
+                key = tuple(row.get("stack") or ())
+                done[key] = done.get(key, 0) + 1
+        order = tuple(stacks)
+        todo = [
+            (p, stack)
+            for p in range(self.config.footprint_processes)
+            for stack in rotate(order, p)
+            if done.get(stack, 0) <= p
+        ]
+        if not todo:
+            return
+        self.progress.phase("imports", float(len(todo)), len(todo))
+        for probe, stack in todo:
+            engines = stacks[stack]
+            self.progress.describe(f"a fresh interpreter imports {' + '.join(stack)}")
+            result = probe_stack(stack)
+            # the first engine's row is the probe; the others share it (probe_of)
+            for i, engine in enumerate(engines):
+                row = {"kind": "stack", "engine": engine, "probe": probe, **result}
+                if i:
+                    row["probe_of"] = engines[0]
+                self.store.append(FOOTPRINT, row)
+            self.progress.advance(1.0)
+
+    # -- the suite -----------------------------------------------------------------------
+
+    def suite(self) -> None:
+        done = finished_repeats(self.store.rows(RUNS))
+        plan = build_plan(self.config, self.scenarios, done)
+        self.outcome.skipped_runs = sum(len(v) for v in done.values())
+        total_runs = sum(b.warmup + len(b.repeats) for b in plan.batches)
+        self.progress.phase("suite", plan.est_s, total_runs)
+        current_round = None
+        last_round = self.config.rounds - 1
+        for batch in plan.batches:
+            if batch.round != current_round:
+                self._close_workers()
+                current_round = batch.round
+            latency = f" · {batch.latency}" if len(self.config.latencies) > 1 else ""
+            self.progress.describe(
+                f"round {batch.round + 1}/{self.config.rounds} · {batch.engine} · "
+                f"{batch.scenario}{latency}"
+            )
+            worker = self.worker_for(batch.engine, batch.round)
+            if worker is None:
+                reason = self._spawn_failures[(batch.engine, batch.round)]
+                self._crash_rows(batch, list(batch.repeats), f"worker could not start: {reason}")
+                self.progress.advance(batch.est_s, batch.warmup + len(batch.repeats))
+                continue
+            self._run_batch(worker, batch)
+        if current_round is not None and current_round != last_round:
+            self._close_workers()
+
+    def _ids(self, batch: Batch, phase: str, index: int) -> dict[str, Any]:
+        return {
+            "engine": batch.engine,
+            "scenario": batch.scenario,
+            "latency": batch.latency,
+            "transport": self.config.transport,
+            "round": batch.round,
+            "repeat": index,
+            "phase": phase,
+        }
+
+    def _run_batch(self, worker: WorkerProcess, batch: Batch) -> None:
+        pending = list(batch.repeats)
+        received = 0
+        try:
+            worker.send(
+                {
+                    "op": "batch",
+                    "scenario": batch.scenario,
+                    "latency": batch.latency,
+                    "warmup": batch.warmup,
+                    "repeats": list(batch.repeats),
+                }
+            )
+            timeout = batch_timeout_s(batch.est_run_s)
+            while True:
+                message = worker.receive(timeout)
+                kind = message.get("type")
+                if kind == "batch_done":
+                    break
+                if kind != "run":
+                    continue
+                phase, index = message["phase"], int(message["index"])
+                self.store.append(RUNS, {**message["row"], **self._ids(batch, phase, index)})
+                received += 1
+                if phase == "timed":
+                    if index in pending:
+                        pending.remove(index)
+                    self.outcome.timed_runs += 1
+                else:
+                    self.outcome.warmup_runs += 1
+                self.progress.advance(batch.est_run_s)
+        except WorkerError as exc:
+            tail = worker.stderr_tail()
+            self._drop_worker(batch.engine)
+            reason = f"{exc}\n--- stderr tail ---\n{tail}" if tail else str(exc)
+            self._crash_rows(batch, pending, reason)
+            self.progress.message(
+                f"worker for {batch.engine} lost during {batch.scenario} "
+                f"(round {batch.round + 1}): {exc}; {len(pending)} runs recorded as errors"
+            )
+            left = batch.warmup + len(batch.repeats) - received
+            self.progress.advance(left * batch.est_run_s, left)
+        finally:
+            self.store.sync()
+
+    def _crash_rows(self, batch: Batch, indices: list[int], reason: str) -> None:
+        for index in indices:
+            self.store.append(
+                RUNS,
+                {
+                    **self._ids(batch, "timed", index),
+                    "status": "error",
+                    "termination": "worker_crash",
+                    "error": reason[-TAIL_CHARS * 2 :],
+                    "crashed": True,
+                    "expect_ok": False,
+                    "ended_at": time.time(),
+                },
+            )
+        self.outcome.crashed_runs += len(indices)
+
+    # -- throughput ----------------------------------------------------------------------
+
+    def throughput(self) -> None:
+        config = self.config
+        scenario = config.throughput_scenario or self.reference
+        done = {
+            tuple(row.get(k) for k in THROUGHPUT_KEY)
+            for row in latest(self.store.rows(THROUGHPUT), THROUGHPUT_KEY)
+            if not row.get("crashed")
+        }
+        tasks = []
+        for profile in config.throughput_profiles:
+            run_s = estimate_run_s(self.scenarios[scenario], profile.latency)
+            for i, level in enumerate(config.concurrency):
+                for engine in rotate(config.engines, i):
+                    key = (engine, scenario, profile.latency, config.transport, level)
+                    if key in done:
+                        continue
+                    waves = ceil_div(profile.min_runs, level)
+                    est = max(profile.window_s, waves * run_s) + profile.warmup_runs * run_s
+                    tasks.append((profile, level, engine, est))
+        if not tasks:
+            self._close_workers()
+            return
+        self.progress.phase("throughput", sum(t[3] for t in tasks), len(tasks))
+        last_round = config.rounds - 1
+        for profile, level, engine, est in tasks:
+            self.progress.describe(f"{engine} · {profile.latency} · concurrency {level}")
+            ids = {
+                "engine": engine,
+                "scenario": scenario,
+                "latency": profile.latency,
+                "transport": config.transport,
+                "concurrency": level,
+            }
+            worker = self.worker_for(engine, last_round)
+            try:
+                if worker is None:
+                    raise WorkerError(
+                        "worker could not start: " + self._spawn_failures[(engine, last_round)]
+                    )
+                worker.send(
+                    {
+                        "op": "throughput",
+                        "scenario": scenario,
+                        "latency": profile.latency,
+                        "concurrency": level,
+                        "window_s": profile.window_s,
+                        "min_runs": profile.min_runs,
+                        "warmup_runs": profile.warmup_runs,
+                    }
+                )
+                message = worker.receive(120.0 + 10 * est)
+                self.store.append(THROUGHPUT, {**message["row"], **ids})
+                self.outcome.throughput_levels += 1
+            except WorkerError as exc:
+                tail = worker.stderr_tail() if worker is not None else ""
+                self._drop_worker(engine)
+                self.store.append(
+                    THROUGHPUT,
+                    {**ids, "crashed": True, "error": f"{exc}\n{tail}".strip()[-TAIL_CHARS * 2 :]},
+                )
+                self.outcome.crashed_levels += 1
+                self.progress.message(f"throughput of {engine} at {level} lost: {exc}")
+            finally:
+                self.store.sync()
+            self.progress.advance(est)
+        self._close_workers()

@@ -1,0 +1,292 @@
+"""What a run measures: its configuration, and the interleaved schedule of batches.
+
+A **cell** is one engine × scenario × latency profile. Its timed runs are spread over
+``rounds``; in round ``r`` every engine runs a **batch** of the cell's runs, engine after
+engine, scenario after scenario, so that machine drift during the run hits all engines
+alike. Each round uses a fresh worker process per engine (see ``bench.runner.worker``).
+
+Repeats are budgeted by the expected duration of a run: a scenario that spends seconds
+waiting on a timeout gets fewer runs than a zero-latency one, so that the default run fits
+its time budget (see ``estimate_run_s``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scenarios import Scenario
+
+LATENCY_PROFILES = ("zero", "realistic")
+TRANSPORTS = ("inprocess", "loopback")
+
+# rough cost of one LLM step of the slowest engine, zero latency (AgentExecutor ≈ 4.5 ms)
+_STEP_S = 0.005
+# realistic profile: 300 ms to the first token + ~30 tokens at 50 tokens/s
+_REALISTIC_STEP_S = 0.9
+# what an OpenAI-style client waits before retrying a 5xx/429 without a retry-after
+_DEFAULT_BACKOFF_S = 0.5
+
+
+@dataclass(frozen=True)
+class ThroughputProfile:
+    """How throughput is measured at one latency profile, for each concurrency level."""
+
+    latency: str
+    window_s: float  # keep every slot busy at least this long (0: count-based only)
+    min_runs: int  # at least this many runs per level (spread over the slots)
+    warmup_runs: int  # untimed runs before the window (run concurrently, up to the level)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides what a run measures; stored in meta.json as ``config``."""
+
+    engines: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    scenario_dir: str | None = None
+    latencies: tuple[str, ...] = ("zero",)
+    transport: str = "inprocess"
+    repeat: int | None = None  # timed runs per cell; None: budgeted by expected run time
+    warmup: int = 2  # discarded runs at the start of each batch (fewer for slow scenarios)
+    rounds: int = 5
+    seed: int = 0
+    quick: bool = False
+    cell_budget_s: float = 2.0  # timed seconds per cell the budgeted repeats aim at
+    min_repeats: int = 5
+    max_repeats: int = 60
+    concurrency: tuple[int, ...] = (1, 10, 50)
+    throughput: bool = True
+    throughput_scenario: str | None = None  # None: customer_returns, else the first scenario
+    throughput_profiles: tuple[ThroughputProfile, ...] = (
+        ThroughputProfile("zero", window_s=1.0, min_runs=1, warmup_runs=5),
+        ThroughputProfile("realistic", window_s=0.0, min_runs=2, warmup_runs=0),
+    )
+    footprint: bool = True
+    footprint_processes: int = 3  # fresh interpreters per engine for the import-cost probe
+    reference_scenario: str | None = None  # the cold first run of each worker (footprint)
+
+    @classmethod
+    def quick_defaults(cls) -> dict[str, Any]:
+        """What ``--quick`` changes: one round, few runs, short throughput windows."""
+        return {
+            "quick": True,
+            "rounds": 1,
+            "warmup": 1,
+            "cell_budget_s": 0.05,
+            "min_repeats": 2,
+            "max_repeats": 5,
+            "throughput_profiles": (
+                ThroughputProfile("zero", window_s=0.25, min_runs=1, warmup_runs=2),
+            ),
+            "footprint_processes": 1,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("engines", "scenarios", "latencies", "concurrency"):
+            if name in values:
+                values[name] = tuple(values[name])
+        if "throughput_profiles" in values:
+            values["throughput_profiles"] = tuple(
+                ThroughputProfile(**p) for p in values["throughput_profiles"]
+            )
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One worker's consecutive runs of one cell in one round."""
+
+    round: int
+    engine: str
+    scenario: str
+    latency: str
+    warmup: int
+    repeats: tuple[int, ...]  # the repeat indices this batch measures (cell-wide numbering)
+    est_run_s: float
+
+    @property
+    def est_s(self) -> float:
+        return (self.warmup + len(self.repeats)) * self.est_run_s
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.engine, self.scenario, self.latency, self.round)
+
+
+@dataclass
+class Plan:
+    """The whole schedule, in execution order."""
+
+    config: RunConfig
+    batches: list[Batch] = field(default_factory=list)
+    repeats: dict[tuple[str, str], int] = field(default_factory=dict)  # (scenario, latency) → n
+
+    @property
+    def timed_runs(self) -> int:
+        return sum(len(b.repeats) for b in self.batches)
+
+    @property
+    def est_s(self) -> float:
+        return sum(b.est_s for b in self.batches)
+
+
+def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
+    """A rough upper estimate of one run's duration, from what the scenario scripts.
+
+    Counts LLM steps, scripted turn latency, tool latency (parallel calls summed), hanging
+    tools (cut at the tool timeout), LLM faults (retry waits, delays cut at the LLM timeout)
+    and repeating last turns (played until ``max_steps``). Only used to budget repeats and
+    to size the worker's watchdog; never reported as a measurement.
+    """
+    limits = scenario.limits
+    tools = scenario.tool_map
+    step_s = _STEP_S + (_REALISTIC_STEP_S if latency == "realistic" else 0.0)
+
+    def turn_cost(turn: Any) -> float:
+        cost = step_s + (turn.latency_ms or 0.0) / 1000
+        if turn.fault is not None:
+            fault = turn.fault
+            if fault.status is not None:
+                wait = (
+                    fault.retry_after_s if fault.retry_after_s is not None else _DEFAULT_BACKOFF_S
+                )
+                cost += (wait + step_s) * fault.times
+            if fault.delay_s is not None:
+                wait = min(fault.delay_s, limits.llm_timeout_s) + _DEFAULT_BACKOFF_S
+                cost += (wait + step_s) * fault.times
+        for call in turn.tool_calls:
+            tool = tools.get(call.name)
+            if tool is None:
+                continue
+            behavior = tool.behavior
+            cost += behavior.latency_ms / 1000 * (1 + behavior.fail_times)
+            if behavior.hangs:
+                # cut by the tool timeout, or only by the run deadline (engines without one)
+                cost += max(limits.tool_timeout_s, limits.run_timeout_s or 0.0)
+        return cost
+
+    total = 0.002 + sum(turn_cost(turn) for turn in scenario.script)
+    last = scenario.script[-1]
+    if last.repeat:
+        extra_steps = max(limits.max_steps - len(scenario.script), 0)
+        total += extra_steps * turn_cost(last)
+    if limits.run_timeout_s is not None:
+        total = min(total, limits.run_timeout_s + 0.05)
+    return total
+
+
+def repeats_for(est_run_s: float, config: RunConfig) -> int:
+    """Timed runs for a cell: ``--repeat`` if given, else budgeted by the expected run time."""
+    if config.repeat is not None:
+        return config.repeat
+    budgeted = int(config.cell_budget_s / max(est_run_s, 1e-6))
+    return max(config.min_repeats, min(config.max_repeats, budgeted))
+
+
+def warmup_for(est_run_s: float, config: RunConfig) -> int:
+    """Warm-up runs per batch: all of ``--warmup`` up to 50 ms a run, one up to 250 ms, then none.
+
+    A slow scenario's run is dominated by scripted waiting (timeouts, retry back-offs), which
+    needs no warming; the worker itself is already warm (its cold reference run and earlier
+    batches), and what is left cold — the scenario's first prepare and tokenization — is
+    well under 1% of such a run.
+    """
+    if est_run_s <= 0.05:
+        return config.warmup
+    if est_run_s <= 0.25:
+        return min(config.warmup, 1)
+    return 0
+
+
+def rotate(items: tuple[str, ...], by: int) -> tuple[str, ...]:
+    if not items:
+        return items
+    by %= len(items)
+    return items[by:] + items[:by]
+
+
+def build_plan(
+    config: RunConfig,
+    scenarios: Mapping[str, Scenario],
+    done: Mapping[tuple[str, str, str, int], set[int]] | None = None,
+) -> Plan:
+    """The interleaved schedule; ``done`` (batch key → finished repeat indices) is skipped.
+
+    Round ``r``, scenario number ``s``: engines run in the configured order rotated by
+    ``r + s``, so that no engine is always first (cold caches) or last.
+    """
+    done = done or {}
+    plan = Plan(config)
+    per_round: dict[tuple[str, str], list[list[int]]] = {}
+    for name in config.scenarios:
+        for latency in config.latencies:
+            est = estimate_run_s(scenarios[name], latency)
+            n = repeats_for(est, config)
+            plan.repeats[(name, latency)] = n
+            base, extra = divmod(n, config.rounds)
+            indices, start = [], 0
+            for r in range(config.rounds):
+                count = base + (1 if r < extra else 0)
+                indices.append(list(range(start, start + count)))
+                start += count
+            per_round[(name, latency)] = indices
+    for r in range(config.rounds):
+        for s, name in enumerate(config.scenarios):
+            for latency in config.latencies:
+                indices = per_round[(name, latency)][r]
+                if not indices:
+                    continue
+                est = estimate_run_s(scenarios[name], latency)
+                for engine in rotate(config.engines, r + s):
+                    finished = done.get((engine, name, latency, r), set())
+                    todo = tuple(i for i in indices if i not in finished)
+                    if not todo:
+                        continue
+                    plan.batches.append(
+                        Batch(r, engine, name, latency, warmup_for(est, config), todo, est)
+                    )
+    return plan
+
+
+def pick_reference(config: RunConfig, available: Mapping[str, Scenario]) -> str:
+    """The scenario of each worker's cold first run and of throughput: customer_returns."""
+    for candidate in (config.reference_scenario, "customer_returns"):
+        if candidate and candidate in available:
+            return candidate
+    return config.scenarios[0] if config.scenarios else next(iter(available))
+
+
+def batch_timeout_s(est_run_s: float) -> float:
+    """How long the parent waits for the next message of a worker before declaring it hung."""
+    return 60.0 + 5 * est_run_s
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b) if b else a
+
+
+__all__ = [
+    "LATENCY_PROFILES",
+    "TRANSPORTS",
+    "Batch",
+    "Plan",
+    "RunConfig",
+    "ThroughputProfile",
+    "batch_timeout_s",
+    "build_plan",
+    "ceil_div",
+    "estimate_run_s",
+    "pick_reference",
+    "repeats_for",
+    "rotate",
+    "warmup_for",
+]
