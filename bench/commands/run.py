@@ -1,0 +1,247 @@
+"""``schedbench run``: measure engines × scenarios into a results directory."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+HELP = "Measure engines on scenarios (isolated workers, interleaved rounds) into reports/<run-id>/."
+
+_LIST_HELP = "comma-separated names, or 'all' (default: all)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engines", help=f"engines to measure: {_LIST_HELP}")
+    parser.add_argument("--scenarios", help=f"scenarios to run: {_LIST_HELP}")
+    parser.add_argument("--scenario-dir", help="directory of scenario YAML files")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        help="timed runs per engine × scenario (default: budgeted by each scenario's expected "
+        "run time, 5 to 60)",
+    )
+    parser.add_argument(
+        "--warmup", type=int, help="discarded runs before each batch (default 2; --quick: 1)"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        help="rounds of interleaved batches, each in fresh worker processes (default 5; --quick: 1)",
+    )
+    parser.add_argument(
+        "--concurrency", help="throughput concurrency levels, comma-separated (default 1,10,50)"
+    )
+    parser.add_argument(
+        "--latency",
+        choices=["zero", "realistic", "both"],
+        help="mock LLM latency profile of the suite (default zero; throughput uses both)",
+    )
+    parser.add_argument(
+        "--transport", choices=["inprocess", "loopback"], help="how engines reach the mock"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: one round, few repeats (~1 minute)"
+    )
+    parser.add_argument("--out", help="results directory (default: reports/<timestamp>)")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out: only runs without a row (or with a crashed one)",
+    )
+    parser.add_argument("--seed", type=int, help="seed of the bootstrap confidence intervals")
+    parser.add_argument("--no-throughput", action="store_true", help="skip the throughput phase")
+    parser.add_argument("--no-footprint", action="store_true", help="skip the import probes")
+
+
+def _names(value: str | None, valid: tuple[str, ...], what: str) -> tuple[str, ...]:
+    from bench.cli import UsageError
+
+    if value is None or value.strip() == "all":
+        return valid
+    names = tuple(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
+    if not names:
+        raise UsageError(f"--{what}: no names given")
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        raise UsageError(
+            f"unknown {what[:-1]} {', '.join(map(repr, unknown))}; valid {what}: {', '.join(valid)}"
+        )
+    return names
+
+
+def _levels(value: str | None) -> tuple[int, ...] | None:
+    from bench.cli import UsageError
+
+    if value is None:
+        return None
+    try:
+        levels = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise UsageError(f"--concurrency: expected integers like 1,10,50, not {value!r}") from None
+    if not levels or any(level < 1 for level in levels):
+        raise UsageError(f"--concurrency: every level must be at least 1 (got {value!r})")
+    return tuple(dict.fromkeys(levels))
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    from bench.cli import UsageError
+
+    if args.repeat is not None and args.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
+    if args.warmup is not None and args.warmup < 0:
+        raise UsageError(f"--warmup cannot be negative ({args.warmup})")
+    if args.rounds is not None and args.rounds < 1:
+        raise UsageError(f"--rounds must be at least 1, not {args.rounds}")
+
+
+def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) -> Any:
+    """The RunConfig the command line asks for (defaults filled in)."""
+    from bench.runner.plan import RunConfig
+    from bench.runner.registry import builtin_engine_names, engine_targets
+
+    known = tuple(engine_targets())
+    engines = (
+        builtin_engine_names()
+        if args.engines is None or args.engines.strip() == "all"
+        else _names(args.engines, known, "engines")
+    )
+    values: dict[str, Any] = {}
+    if args.quick:
+        values.update(RunConfig.quick_defaults())
+    values["engines"] = engines
+    values["scenarios"] = _names(args.scenarios, scenario_names, "scenarios")
+    values["scenario_dir"] = args.scenario_dir
+    if args.latency is not None:
+        values["latencies"] = ("zero", "realistic") if args.latency == "both" else (args.latency,)
+    for name in ("transport", "repeat", "warmup", "rounds", "seed"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    levels = _levels(args.concurrency)
+    if levels is not None:
+        values["concurrency"] = levels
+    if args.no_throughput:
+        values["throughput"] = False
+    if args.no_footprint:
+        values["footprint"] = False
+    return RunConfig(**values)
+
+
+# options that, given with --resume, must agree with the stored run
+_RESUME_FIELDS = {
+    "engines": "engines",
+    "scenarios": "scenarios",
+    "scenario_dir": "scenario_dir",
+    "repeat": "repeat",
+    "warmup": "warmup",
+    "rounds": "rounds",
+    "concurrency": "concurrency",
+    "latency": "latencies",
+    "transport": "transport",
+    "seed": "seed",
+    "quick": "quick",
+    "no_throughput": "throughput",
+    "no_footprint": "footprint",
+}
+
+
+def _resume_config(args: argparse.Namespace, store: Any, scenario_names: tuple[str, ...]) -> Any:
+    from bench.cli import UsageError
+    from bench.runner.plan import RunConfig
+
+    if not store.path("meta.json").exists():
+        raise UsageError(f"--resume: {store.directory} holds no run to resume (no meta.json)")
+    stored = RunConfig.from_dict(store.read_meta()["config"])
+    asked = requested_config(args, scenario_names)
+    for option, field in _RESUME_FIELDS.items():
+        given = getattr(args, option)
+        if given is None or given is False:
+            continue
+        if getattr(asked, field) != getattr(stored, field):
+            raise UsageError(
+                f"--resume: --{option.replace('_', '-')} differs from the stored run "
+                f"({getattr(stored, field)!r}); drop it, or start a new run with another --out"
+            )
+    missing = [s for s in stored.scenarios if s not in scenario_names]
+    if missing:
+        raise UsageError(f"--resume: scenarios of the stored run are gone: {', '.join(missing)}")
+    return stored
+
+
+def run(args: argparse.Namespace) -> int:
+    from bench.cli import UsageError
+    from bench.results import RunStore
+    from scenarios import ScenarioError, load_scenarios
+
+    _check_counts(args)
+    _levels(args.concurrency)
+    try:
+        scenarios = load_scenarios(args.scenario_dir)
+    except ScenarioError as exc:
+        raise UsageError(f"cannot load scenarios:\n{exc}") from None
+    if not scenarios:
+        raise UsageError(f"{args.scenario_dir or 'scenarios/'}: no scenarios")
+    scenario_names = tuple(scenarios)
+    run_id = time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else Path("reports") / run_id
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    store = RunStore(out)
+    if args.resume:
+        if not args.out:
+            raise UsageError("--resume needs --out DIR (the run to continue)")
+        config = _resume_config(args, store, scenario_names)
+    else:
+        config = requested_config(args, scenario_names)
+        if store.exists():
+            raise UsageError(
+                f"--out {out}: already holds a run; pass --resume to continue it, "
+                "or choose another directory"
+            )
+    try:
+        store.create()
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create it ({exc.strerror})") from None
+    return _execute(config, scenarios, store, resume=args.resume, run_id=out.name)
+
+
+def _execute(config: Any, scenarios: Any, store: Any, *, resume: bool, run_id: str) -> int:
+    import sys
+
+    from bench import metadata
+    from bench.results import SCHEMA_VERSION
+    from bench.runner.finish import finish_run
+    from bench.runner.orchestrator import Orchestrator
+    from bench.runner.progress import make_progress
+
+    if resume:
+        meta = store.read_meta()
+        meta["resumed_at"] = [*meta.get("resumed_at", []), metadata.now_iso()]
+        meta["complete"] = False
+    else:
+        meta = metadata.collect(
+            run_id=run_id, config=config.to_dict(), schema_version=SCHEMA_VERSION
+        )
+    store.write_meta(meta)
+    progress = make_progress(sys.stderr)
+    progress.message(
+        f"schedbench run → {store.directory}: {len(config.engines)} engines × "
+        f"{len(config.scenarios)} scenarios × {len(config.latencies)} latency profile(s), "
+        f"{config.rounds} round(s), {config.transport}"
+    )
+    started = time.monotonic()
+    try:
+        with store:
+            outcome = Orchestrator(config, scenarios, store, progress).run()
+    except KeyboardInterrupt:
+        progress.close()
+        meta["interrupted_at"] = metadata.now_iso()
+        store.write_meta(meta)
+        print(
+            f"interrupted; `schedbench run --out {store.directory} --resume` continues",
+            file=sys.stderr,
+        )
+        raise
+    progress.close()
+    return finish_run(store, config, meta, outcome, time.monotonic() - started)
