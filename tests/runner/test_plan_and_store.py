@@ -1,0 +1,127 @@
+"""The schedule (budgeted repeats, interleaving, resume) and the append-only store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.results import RunStore, finished_repeats, latest, read_jsonl
+from bench.runner.plan import RunConfig, build_plan, estimate_run_s, repeats_for, warmup_for
+from scenarios import load_scenarios, parse_scenario
+from tests.runner.conftest import SCENARIO_DIR
+
+SLOW = """
+name: slow_tool
+description: a tool that hangs until the run deadline cuts it
+user: go
+tools:
+  - name: wait
+    description: waits
+    behavior: {hangs: true}
+script:
+  - tool_calls: [{name: wait}]
+  - content: done
+limits: {tool_timeout_s: 0.2, run_timeout_s: 1.5}
+"""
+
+
+@pytest.fixture(scope="module")
+def scenarios():
+    return load_scenarios(SCENARIO_DIR)
+
+
+def config(**values) -> RunConfig:
+    values.setdefault("engines", ("raw", "a", "b"))
+    values.setdefault("scenarios", ("customer_returns", "single_tool"))
+    return RunConfig(**values)
+
+
+def test_expected_run_time_counts_steps_and_scripted_waits(scenarios):
+    assert estimate_run_s(scenarios["customer_returns"]) == pytest.approx(0.017)
+    assert estimate_run_s(scenarios["single_tool"], "realistic") == pytest.approx(1.812)
+    slow = parse_scenario(SLOW)
+    # a hung tool costs up to the run deadline (engines without a tool timeout wait for it)
+    assert estimate_run_s(slow) == pytest.approx(0.002 + 2 * 0.005 + 1.5)
+
+
+def test_repeats_are_budgeted_by_expected_time():
+    c = config(cell_budget_s=2.0, min_repeats=5, max_repeats=60)
+    assert repeats_for(0.010, c) == 60  # capped
+    assert repeats_for(0.100, c) == 20
+    assert repeats_for(2.000, c) == 5  # floor
+    assert repeats_for(2.000, config(repeat=7)) == 7  # --repeat wins
+    assert [warmup_for(s, config(warmup=2)) for s in (0.01, 0.1, 0.5)] == [2, 1, 0]
+
+
+def test_batches_interleave_engines_and_rotate_their_order(scenarios):
+    plan = build_plan(config(repeat=4, rounds=2, warmup=1), scenarios)
+    order = [(b.round, b.scenario, b.engine, b.repeats) for b in plan.batches]
+    assert order == [
+        (0, "customer_returns", "raw", (0, 1)),
+        (0, "customer_returns", "a", (0, 1)),
+        (0, "customer_returns", "b", (0, 1)),
+        (0, "single_tool", "a", (0, 1)),
+        (0, "single_tool", "b", (0, 1)),
+        (0, "single_tool", "raw", (0, 1)),
+        (1, "customer_returns", "a", (2, 3)),
+        (1, "customer_returns", "b", (2, 3)),
+        (1, "customer_returns", "raw", (2, 3)),
+        (1, "single_tool", "b", (2, 3)),
+        (1, "single_tool", "raw", (2, 3)),
+        (1, "single_tool", "a", (2, 3)),
+    ]
+    assert plan.timed_runs == 24
+    assert {b.warmup for b in plan.batches} == {1}
+
+
+def test_fewer_repeats_than_rounds_leave_rounds_empty(scenarios):
+    plan = build_plan(config(repeat=1, rounds=3, engines=("raw",)), scenarios)
+    assert [(b.round, b.repeats) for b in plan.batches] == [(0, (0,)), (0, (0,))]
+
+
+def test_resume_plans_only_what_is_missing(scenarios):
+    done = {("a", "customer_returns", "zero", 0): {0, 1}, ("b", "single_tool", "zero", 1): {3}}
+    plan = build_plan(config(repeat=4, rounds=2), scenarios, done)
+    keys = {(b.engine, b.scenario, b.round): b.repeats for b in plan.batches}
+    assert ("a", "customer_returns", 0) not in keys
+    assert keys[("b", "single_tool", 1)] == (2,)
+    assert plan.timed_runs == 24 - 3
+
+
+def test_store_appends_sorted_lines_and_survives_a_torn_line(tmp_path):
+    store = RunStore(tmp_path)
+    store.create()
+    store.append("runs.jsonl", {"b": 1, "a": float("nan"), "phase": "timed"})
+    store.close()
+    path = tmp_path / "runs.jsonl"
+    assert path.read_text() == '{"a": null, "b": 1, "phase": "timed"}\n'
+    with path.open("a") as f:
+        f.write('{"a": 2, "b"')  # a crash mid-write
+    with RunStore(tmp_path) as store:
+        store.append("runs.jsonl", {"a": 3})
+    lines = path.read_text().splitlines()
+    assert lines == ['{"a": null, "b": 1, "phase": "timed"}', '{"a": 2, "b"', '{"a": 3}']
+    assert read_jsonl(path) == [{"a": None, "b": 1, "phase": "timed"}, {"a": 3}]
+
+
+def test_meta_is_written_with_sorted_keys(tmp_path):
+    store = RunStore(tmp_path)
+    store.create()
+    store.write_meta({"z": 1, "a": {"y": 2, "b": 3}})
+    text = (tmp_path / "meta.json").read_text()
+    assert list(json.loads(text)) == ["a", "z"]
+    assert text.index('"b"') < text.index('"y"')
+
+
+def test_the_later_row_wins_and_crashed_runs_are_not_finished():
+    ids = {"engine": "a", "scenario": "s", "latency": "zero", "transport": "inprocess"}
+    rows = [
+        {**ids, "round": 0, "repeat": 0, "phase": "timed", "wall_ms": 1.0},
+        {**ids, "round": 0, "repeat": 1, "phase": "timed", "crashed": True},
+        {**ids, "round": 0, "repeat": 2, "phase": "timed", "crashed": True},
+        {**ids, "round": 0, "repeat": 1, "phase": "timed", "wall_ms": 2.0},
+        {**ids, "round": 0, "repeat": 0, "phase": "warmup", "wall_ms": 9.0},
+    ]
+    assert [r.get("wall_ms") for r in latest(rows)] == [1.0, 2.0, None, 9.0]
+    assert finished_repeats(rows) == {("a", "s", "zero", 0): {0, 1}}
