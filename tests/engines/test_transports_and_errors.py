@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -115,3 +116,26 @@ async def test_records_are_json_rows(inprocess_records):
         assert "requests" not in row
         json.dumps(row)  # a trace, tool args and extras are all JSON-able
         assert json.loads(json.dumps(record.to_row(with_bodies=True)))["requests"]
+
+
+@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+async def test_concurrent_runs_of_one_prepared_agent_keep_their_own_counts(
+    engine_name, engines, scenarios, mock
+):
+    """The runner's concurrency levels run one prepared agent many times at once: each
+    record must count its own requests and tool calls (the RunLog is per run)."""
+    engine = engines[engine_name]
+    mock.reset()
+    ctx = RunContext(
+        scenario=scenarios["parallel_tool_calls"],
+        mock=mock,
+        base_url=BASE_URL,
+        run_timeout_s=TEST_RUN_TIMEOUT_S,
+    )
+    prepared = await engine.prepare(ctx)
+    records = await asyncio.gather(*(engine.run(prepared) for _ in range(5)))
+    expect = scenarios["parallel_tool_calls"].expect.for_engine(engine_name)
+    assert [(r.status, r.llm_calls, r.tool_calls) for r in records] == [
+        (expect["status"], expect["llm_calls"], expect["tool_calls"])
+    ] * 5
+    assert all(len(r.requests) == r.llm_calls for r in records)
