@@ -60,6 +60,7 @@ class ToolSpec:
     context_param: str | None = field(init=False, repr=False)  # where ToolContext goes
     accepted: frozenset[str] | None = field(init=False, repr=False)  # None: takes **kwargs
     _schema: dict[str, Any] = field(init=False, repr=False)
+    _flat: tuple[dict[str, Any], tuple[str, ...], bool] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -76,6 +77,7 @@ class ToolSpec:
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
+        self._flat = _flat_schema(self.parameters)
 
     def to_openai(self) -> dict[str, Any]:
         """The entry of the request's ``tools`` list (built once, shared: do not mutate)."""
@@ -98,12 +100,52 @@ class ToolSpec:
                 raise ToolArgumentsError(self.name, [f"arguments are not valid JSON ({exc})"]) from None
         if not isinstance(args, dict):
             raise ToolArgumentsError(self.name, [f"arguments must be a JSON object, not {type(args).__name__}"])
-        errors = validate(args, self.parameters)
+        errors = [] if self._flat is not None and _flat_ok(args, *self._flat) else validate(args, self.parameters)
         if not errors and self.accepted is not None and not self.accepted.issuperset(args):
             errors = [f"arguments: unexpected property '{n}'" for n in sorted(args.keys() - self.accepted)]
         if errors:
             raise ToolArgumentsError(self.name, errors)
         return args
+
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,), "null": (type(None),),
+}
+_PLAIN_KEYS = frozenset({"type", "description", "title"})
+
+
+def _flat_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...], bool] | None:
+    """The common case — an object of properties that each only name a type — as
+    (property -> Python types, required names, extra properties allowed), for a check
+    without walking the schema. None when the schema needs the full validator."""
+    if not set(schema) <= {"type", "properties", "required", "additionalProperties", "description", "title"}:
+        return None
+    types: dict[str, Any] = {}
+    for name, sub in (schema.get("properties") or {}).items():
+        kind = sub.get("type") if isinstance(sub, dict) else None
+        if not isinstance(kind, str) or kind not in _PY_TYPES or not set(sub) <= _PLAIN_KEYS:
+            return None
+        types[name] = _PY_TYPES[kind]
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(extra, bool):
+        return None
+    return types, tuple(schema.get("required") or ()), extra
+
+
+def _flat_ok(args: dict[str, Any], types: dict[str, Any], required: tuple[str, ...], extra: bool) -> bool:
+    """True if certainly valid; False sends the arguments to the full validator for messages."""
+    for name in required:
+        if name not in args:
+            return False
+    for name, value in args.items():
+        expected = types.get(name)
+        if expected is None:
+            if not extra:
+                return False
+        elif not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            return False
+    return True
 
 
 def _inspect_handler(handler: Callable[..., Any]) -> tuple[str | None, frozenset[str] | None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.mockllm.core import FORCED_TEXT
 from scheduler import (
     AgentConfig,
     AgentStatus,
@@ -112,17 +113,18 @@ async def test_max_steps_asks_for_a_summary_without_tools(harness_factory):
     assert result.messages[-1]["role"] == "tool"  # the instruction is not left in the conversation
 
 
-async def test_max_steps_summary_is_readable_when_the_llm_will_not_stop(harness_factory):
+async def test_max_steps_summary_is_readable_without_the_llm(harness_factory):
     h = harness_factory(scenario("forever", script=[SAME], status="aborted"))
-    config = AgentConfig(max_steps=3, max_same_tool_calls=None)
-    result = await h.agent("forever", config).run("go")
-    assert result.llm_calls == 4  # 3 steps + the summary attempt, answered with tool calls again
-    assert result.content == (
-        "Stopped before a final answer (max_steps: max_steps 3 reached without a final answer).\n"
-        "What was gathered:\n" + "\n".join(['- search(query: same): {"hits": 3}'] * 3))
+    forced = await h.agent("forever", AgentConfig(max_steps=3, max_same_tool_calls=None)).run("go")
+    # the mock honours tool_choice "none" with a fixed text: that is the summary
+    assert (forced.llm_calls, forced.content) == (4, FORCED_TEXT)
     quiet = await h.agent("forever", AgentConfig(max_steps=3, max_same_tool_calls=None,
                                                  summarize_on_max_steps=False)).run("go")
     assert (quiet.llm_calls, quiet.reason) == (3, R.MAX_STEPS)
+    # built from what was gathered, never raw JSON dumped at the user
+    assert quiet.content == (
+        "Stopped before a final answer (max_steps: max_steps 3 reached without a final answer).\n"
+        "What was gathered:\n" + "\n".join(['- search(query: same): {"hits": 3}'] * 3))
 
 
 async def test_untrusted_arguments_become_tool_errors(harness_factory):

@@ -193,3 +193,19 @@ def test_to_content_serialises_what_json_dumps_cannot():
     circular.append(circular)
     assert to_content(circular) == "[[...]]"
     assert to_content(None) == "null"
+
+
+def test_flat_schemas_take_the_fast_path_with_the_same_verdicts():
+    flat = {"type": "object", "properties": {"q": {"type": "string", "description": "d"}, "n": {"type": "integer"}},
+            "required": ["q"], "additionalProperties": False}
+    spec = ToolSpec("f", "d", flat, lambda **kw: None)
+    assert spec._flat is not None and ToolSpec("g", "d", SCHEMA, lambda **kw: None)._flat is None
+    assert spec.check_arguments('{"q": "x", "n": 2.0}') == {"q": "x", "n": 2.0}  # 2.0 is an integer
+    for raw, message in {
+        '{"n": 1}': "arguments: 'q' is a required property",
+        '{"q": "x", "n": true}': "n: True is not of type 'integer'",
+        '{"q": "x", "z": 1}': "arguments: unexpected property 'z'",
+    }.items():
+        with pytest.raises(ToolArgumentsError) as caught:
+            spec.check_arguments(raw)
+        assert caught.value.errors == [message]
