@@ -175,6 +175,8 @@ class ScenarioTool:
             if self._handler is not None:
                 value = self._handler(**args)
                 if inspect.isawaitable(value):
+                    if inspect.iscoroutine(value):
+                        value.close()
                     raise TypeError(f"tool {self.name!r}: async handler called from sync code")
                 result = self._finish(value)
             else:
