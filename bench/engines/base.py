@@ -84,7 +84,8 @@ class RunContext:
     # --latency realistic)
     latency: LatencyProfile | None = None
     # a deadline for the whole run, the same for every engine (a service's request deadline);
-    # None: 30 s. AgentExecutor gets it as max_execution_time, the others as asyncio.timeout.
+    # None: the scenario's limits.run_timeout_s, else 30 s. AgentExecutor gets it as
+    # max_execution_time, the others as asyncio.timeout.
     run_timeout_s: float | None = None
 
 

@@ -127,8 +127,12 @@ class Prepared:
 
 
 def run_timeout_s(ctx: RunContext) -> float:
-    """The deadline for a whole run (every engine gets the same one)."""
-    return ctx.run_timeout_s if ctx.run_timeout_s is not None else DEFAULT_RUN_TIMEOUT_S
+    """The deadline for a whole run, the same for every engine: the context's, else the
+    scenario's ``limits.run_timeout_s``, else 30 s."""
+    if ctx.run_timeout_s is not None:
+        return ctx.run_timeout_s
+    from_limits = getattr(ctx.scenario.limits, "run_timeout_s", None)
+    return from_limits if from_limits is not None else DEFAULT_RUN_TIMEOUT_S
 
 
 class RecordingEngine(Engine):

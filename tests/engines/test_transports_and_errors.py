@@ -90,7 +90,9 @@ async def test_an_exception_inside_an_engine_becomes_an_error_record(
 async def test_a_run_is_cut_at_the_run_deadline(engine_name, engines, scenarios, mock):
     """tool_timeout's hung tool: engines with a per-tool timeout answer; the others are
     stopped at the run deadline and say so (aborted / timeout), in about that time."""
-    record = await run_once(engines[engine_name], scenarios["tool_timeout"], mock)
+    record = await run_once(
+        engines[engine_name], scenarios["tool_timeout"], mock, run_timeout_s=TEST_RUN_TIMEOUT_S
+    )
     if engine_name in ("raw", "scheduler", "scheduler-stream"):
         assert (record.status, record.termination) == ("completed", "stop")
         assert record.tools[0].error == "cancelled"
