@@ -30,9 +30,9 @@ max_steps = N          ``max_iterations=N`` (N LLM     ``recursion_limit=2*N`` i
 llm_timeout_s          ``ChatOpenAI(timeout=...)``, per HTTP attempt (openai SDK)
 max_retries            ``ChatOpenAI(max_retries=...)``: the openai SDK retries 408, 409,
                        429, 5xx, timeouts and connection errors, honouring Retry-After
-run deadline           ``max_execution_time`` (the     none; LangGraph's
-(harness, not a        only time knob; returns the     ``step_timeout`` bounds each
-scenario limit)        same sentinel string)           superstep, not the run
+run_timeout_s          ``max_execution_time`` (the     none; LangGraph's
+(the run deadline)     only time knob; returns the     ``step_timeout`` bounds each
+                       same sentinel string)           superstep, not the run
 tool_timeout_s         **none**                        **none**
 max_same_tool_calls    **none** (no loop guard)        **none** (``ToolCallLimitMiddleware``
                                                        caps calls per tool, not repeats)
