@@ -367,6 +367,7 @@ async def _run_once(
         base_url=BASE_URL,
         transport="inprocess",
         debug=None if mode == NONE else mode,
+        run_timeout_s=scenario.limits.run_timeout_s,  # as the runner gives it
     )
     session = _Session(mode)
     with session.stack:

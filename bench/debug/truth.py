@@ -57,7 +57,10 @@ KINDS: tuple[str, ...] = (
 PREFIX_CHARS = 40  # long strings become facts by their first ~40 characters
 MAX_RESULT_FACTS = 8  # key values taken from one tool result
 
-TIMEOUT_WORDS = ("timeout", "timed out", "time out", "time limit", "deadline")
+# what says "this call timed out" (not the bare word "timeout": it is in every client's
+# settings), and what says "the run was cut by a time limit"
+TIMEOUT_WORDS = ("timed out", "timeouterror", "tooltimeout", "llmtimeout", "readtimeout")
+DEADLINE_WORDS = (*TIMEOUT_WORDS, "time limit", "deadline exceeded", "deadline")
 TERMINATION_SYNONYMS: dict[str, tuple[str, ...]] = {
     "stop": ("reason:stop", "final answer:"),
     "completed": ("reason:stop", "final answer:"),
@@ -66,12 +69,13 @@ TERMINATION_SYNONYMS: dict[str, tuple[str, ...]] = {
         "max steps",
         "maximum steps",
         "iteration limit",
+        "max iterations",
         "max_iterations",
         "recursion limit",
         "recursion_limit",
         "step limit",
     ),
-    "timeout": TIMEOUT_WORDS,
+    "timeout": DEADLINE_WORDS,
     "token_budget": ("token budget", "token_budget", "budget"),
     "budget": ("token budget", "token_budget", "budget"),
     "loop": ("loop", "repeated", "same tool", "max_same_tool_calls"),
