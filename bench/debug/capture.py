@@ -412,10 +412,7 @@ class ModeCost:
     runs: int
     off_ms: float  # median ms per run, mode off
     on_ms: float  # median ms per run, mode on
-
-    @property
-    def cost_ms(self) -> float:
-        return self.on_ms - self.off_ms
+    cost_ms: float  # median of the paired differences (on - off, same round): drift cancels
 
 
 async def amode_cost(
@@ -429,8 +426,15 @@ async def amode_cost(
             _, _, elapsed = await _run_once(engine, scenario, which)
             if i >= warmup:
                 target.append(elapsed)
+    paired = [b - a for a, b in zip(off, on, strict=True)]
     return ModeCost(
-        engine, mode, scenario.name, runs, statistics.median(off), statistics.median(on)
+        engine,
+        mode,
+        scenario.name,
+        runs,
+        statistics.median(off),
+        statistics.median(on),
+        statistics.median(paired),
     )
 
 

@@ -88,3 +88,17 @@ def test_raw_engine_is_the_zero_line(captures) -> None:
     c = captures["raw", "none"]
     score = score_output(c.output, c.truth)
     assert (score.recall, score.bytes, score.lines, score.bytes_per_fact) == (0.0, 0, 0, None)
+
+
+def test_mode_cost_reports_paired_medians(scenario) -> None:
+    from bench.debug.capture import mode_cost
+
+    cost = mode_cost("scheduler", scenario, "json", runs=3, warmup=1)
+    assert (cost.engine, cost.mode, cost.scenario, cost.runs) == (
+        "scheduler",
+        "json",
+        "customer_returns",
+        3,
+    )
+    assert 0 < cost.off_ms < 1000 and 0 < cost.on_ms < 1000
+    assert abs(cost.cost_ms) < 1000
