@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -54,10 +55,11 @@ def classify_exception(exc: BaseException) -> Outcome:
     """Map an exception that escaped a LangChain agent onto a status and termination."""
     import openai
     from langchain_core.exceptions import OutputParserException
-    from langgraph.errors import GraphRecursionError
 
     text = f"{type(exc).__name__}: {exc}"[:2000]
-    if isinstance(exc, GraphRecursionError):
+    # only a LangGraph engine can raise it; the executors' engines never import LangGraph
+    graph_errors = sys.modules.get("langgraph.errors")
+    if graph_errors is not None and isinstance(exc, graph_errors.GraphRecursionError):
         return Outcome("aborted", None, "max_steps", error=text)
     if isinstance(exc, openai.APIError):
         return Outcome("failed", None, "llm_error", error=text)
