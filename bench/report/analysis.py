@@ -1,0 +1,533 @@
+"""Numbers derived from a ``RunData``: small frames that charts, tables and rules share.
+
+Conventions (also in docs/report.md):
+
+- *performance numbers* come from **completed runs of the happy-path scenarios** (not the
+  fault scenarios, whose timings measure timeouts and retries, not the framework);
+  when runs were made under several latency profiles, the ``zero`` profile is used;
+- *overhead per LLM step* is a run's framework overhead (wall − mock latency − tool time)
+  divided by its LLM calls, pooled over those runs, summarised by the median;
+- *tokens per request* is a run's prompt tokens ÷ its LLM calls; *token overhead* is that
+  minus the ``raw`` engine's on the same scenario, averaged over the scenarios both ran.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bench.report.model import (
+    LANGCHAIN_DEFAULT,
+    RAW,
+    RunData,
+    is_langchain,
+    order_engines,
+)
+
+REFERENCE_SCENARIO = "customer_returns"
+REFERENCE_LLM_LATENCY_MS = 1000.0  # "a typical hosted LLM call", for shares in the ledger
+SHARE_THRESHOLDS = (0.01, 0.05, 0.10)
+
+
+def q(values: Iterable[float], p: float) -> float:
+    """Percentile ``p`` (0..100) of the finite values, NaN when there are none."""
+    arr = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    return float(np.percentile(arr, p)) if arr.size else math.nan
+
+
+def bootstrap_median_ci(values: Iterable[float]) -> tuple[float, float]:
+    """95 % bootstrap confidence interval of the median (``bench.stats``, seeded)."""
+    from bench import stats
+
+    arr = [v for v in values if v is not None and np.isfinite(v)]
+    if len(arr) < 2:
+        return (math.nan, math.nan)
+    return stats.bootstrap_median_ci(arr)
+
+
+def per_turn_tokens(runs: pd.DataFrame) -> list[float]:
+    """Median prompt tokens at each request index of the runs (index = turn of the run)."""
+    columns: list[list[float]] = []
+    if "request_prompt_tokens" not in runs:
+        return []
+    for tokens in runs["request_prompt_tokens"]:
+        if not isinstance(tokens, list | tuple):
+            continue
+        for i, t in enumerate(tokens):
+            if t is None:
+                continue
+            while len(columns) <= i:
+                columns.append([])
+            columns[i].append(float(t))
+    return [float(np.median(c)) for c in columns]
+
+
+def token_overhead(mine: pd.DataFrame, raw: pd.DataFrame) -> float:
+    """Extra prompt tokens per request over ``raw`` on the same scenario.
+
+    Turn by turn (mean over aligned request indices of mine − raw) when the runs carry
+    per-request token counts; else the difference of the mean tokens per request.
+    """
+    a, b = per_turn_tokens(mine), per_turn_tokens(raw)
+    n = min(len(a), len(b))
+    if n:
+        return float(np.mean([a[i] - b[i] for i in range(n)]))
+
+    def mean_tpr(g: pd.DataFrame) -> float:
+        ok = g[g["llm_calls"] > 0]
+        return float((ok["prompt_tokens"] / ok["llm_calls"]).median()) if len(ok) else math.nan
+
+    return mean_tpr(mine) - mean_tpr(raw)
+
+
+def perf_runs(data: RunData) -> pd.DataFrame:
+    """Completed runs of the happy-path scenarios (``zero`` profile when there are several)."""
+    runs = data.runs
+    runs = runs[(runs["status"] == "completed") & runs["scenario"].isin(data.happy_scenarios)]
+    profiles = set(runs["latency_profile"].dropna())
+    if len(profiles) > 1 and "zero" in profiles:
+        runs = runs[runs["latency_profile"] == "zero"]
+    return runs.assign(
+        step_overhead_ms=runs["overhead_ms"] / runs["llm_calls"].where(runs["llm_calls"] > 0),
+        step_cpu_ms=runs["cpu_ms"] / runs["llm_calls"].where(runs["llm_calls"] > 0),
+        tokens_per_request=runs["prompt_tokens"] / runs["llm_calls"].where(runs["llm_calls"] > 0),
+    )
+
+
+def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    order = {e: i for i, e in enumerate(order_engines(frame["engine"]))}
+    return frame.sort_values("engine", key=lambda s: s.map(order), kind="stable").reset_index(
+        drop=True
+    )
+
+
+def step_overhead(data: RunData) -> pd.DataFrame:
+    """Per engine: framework overhead per LLM step (ms) and CPU per step."""
+    runs = perf_runs(data).dropna(subset=["step_overhead_ms"])
+    rows = []
+    for engine, g in runs.groupby("engine"):
+        v = g["step_overhead_ms"]
+        rows.append(
+            {
+                "engine": engine,
+                "runs": len(g),
+                "median_ms": q(v, 50),
+                "p25_ms": q(v, 25),
+                "p75_ms": q(v, 75),
+                "p95_ms": q(v, 95),
+                "cpu_median_ms": q(g["step_cpu_ms"], 50),
+            }
+        )
+    return _ordered(pd.DataFrame(rows, columns=_STEP_COLS))
+
+
+_STEP_COLS = ["engine", "runs", "median_ms", "p25_ms", "p75_ms", "p95_ms", "cpu_median_ms"]
+
+
+def scenario_stats(data: RunData) -> pd.DataFrame:
+    """Per engine x scenario: outcome counts, latency spread, overhead, tokens, TTFT."""
+    runs = data.runs
+    profiles = set(runs["latency_profile"].dropna())
+    if len(profiles) > 1 and "zero" in profiles:
+        runs = runs[runs["latency_profile"] == "zero"]
+    rows = []
+    for (engine, scenario), g in runs.groupby(["engine", "scenario"]):
+        wall = g["wall_ms"]
+        ok = g[g["status"] == "completed"]
+        calls = g["llm_calls"].where(g["llm_calls"] > 0)
+        tpr = float((g["prompt_tokens"] / calls).median())
+        lo, hi = bootstrap_median_ci(wall)
+        statuses = g["status"].value_counts()
+        rows.append(
+            {
+                "engine": engine,
+                "scenario": scenario,
+                "runs": len(g),
+                "completed": len(ok),
+                "status": ", ".join(f"{s} {n}" for s, n in statuses.items()),
+                "median_ms": q(wall, 50),
+                "ci_low_ms": lo,
+                "ci_high_ms": hi,
+                "p25_ms": q(wall, 25),
+                "p75_ms": q(wall, 75),
+                "p95_ms": q(wall, 95),
+                "p99_ms": q(wall, 99),
+                "overhead_step_ms": float((g["overhead_ms"] / calls).median()),
+                "cpu_ms": q(g["cpu_ms"], 50),
+                "llm_calls": float(g["llm_calls"].median()),
+                "tool_calls": float(g["tool_calls"].median()),
+                "tokens_per_request": tpr,
+                "token_overhead": _overhead_vs_raw(runs, engine, scenario),
+                "ttft_ms": q(g["ttft_ms"], 50),
+            }
+        )
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return _ordered(frame.sort_values(["scenario"], kind="stable"))
+
+
+def _overhead_vs_raw(runs: pd.DataFrame, engine: str, scenario: str) -> float:
+    def pick(e: str) -> pd.DataFrame:
+        return runs[
+            (runs["engine"] == e) & (runs["scenario"] == scenario) & (runs["status"] == "completed")
+        ]
+
+    raw = pick(RAW)
+    return token_overhead(pick(engine), raw) if len(raw) else math.nan
+
+
+def token_stats(data: RunData) -> pd.DataFrame:
+    """Per engine: prompt tokens per request and the overhead per request over ``raw``."""
+    cols = ["engine", "tokens_per_request", "overhead_per_request", "scenarios"]
+    runs = perf_runs(data).dropna(subset=["tokens_per_request"])
+    if runs.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for engine, g in runs.groupby("engine"):
+        per_scenario = g.groupby("scenario")["tokens_per_request"].median()
+        overheads = []
+        if engine != RAW:
+            for scenario, mine in g.groupby("scenario"):
+                raw = runs[(runs["engine"] == RAW) & (runs["scenario"] == scenario)]
+                if len(raw):
+                    overheads.append(token_overhead(mine, raw))
+        elif (runs["engine"] == RAW).any():
+            overheads = [0.0] * g["scenario"].nunique()
+        overheads = [v for v in overheads if np.isfinite(v)]
+        rows.append(
+            {
+                "engine": engine,
+                "tokens_per_request": float(per_scenario.mean()),
+                "overhead_per_request": float(np.mean(overheads)) if overheads else math.nan,
+                "scenarios": len(overheads),
+            }
+        )
+    return _ordered(pd.DataFrame(rows, columns=cols))
+
+
+def ttft_stats(data: RunData) -> pd.DataFrame:
+    """Per engine that reports a time to first token: median and spread."""
+    runs = perf_runs(data).dropna(subset=["ttft_ms"])
+    rows = [
+        {
+            "engine": engine,
+            "runs": len(g),
+            "median_ms": q(g["ttft_ms"], 50),
+            "p25_ms": q(g["ttft_ms"], 25),
+            "p75_ms": q(g["ttft_ms"], 75),
+            "p95_ms": q(g["ttft_ms"], 95),
+        }
+        for engine, g in runs.groupby("engine")
+    ]
+    return _ordered(
+        pd.DataFrame(rows, columns=["engine", "runs", "median_ms", "p25_ms", "p75_ms", "p95_ms"])
+    )
+
+
+OUTCOMES = ("recovered", "completed", "failed", "aborted", "error")
+
+
+def fault_matrix(data: RunData) -> pd.DataFrame:
+    """Engine x fault scenario: the usual outcome and whether it is what production needs.
+
+    ``as_expected``: the run meets the scenario's **base** expectation — the ``expect``
+    block without its per-engine overrides, i.e. what the scenario's author says a
+    production agent should do: the status, the termination reason and the tools executed
+    (when given) and the text of the final answer (when given). Request and call counts are
+    not judged (a retry more or less is efficiency, not correctness).
+    outcome: the status, with ``completed`` runs that meet it called ``recovered``.
+    """
+    cols = ["engine", "scenario", "outcome", "as_expected", "runs", "termination", "why"]
+    faults = data.fault_scenarios
+    if not faults:
+        return pd.DataFrame(columns=cols)
+    expect = data.scenarios.set_index("scenario")
+    rows = []
+    runs = data.runs[data.runs["scenario"].isin(faults)]
+    for (engine, scenario), g in runs.groupby(["engine", "scenario"]):
+        exp = expect.loc[scenario]
+        judged = [_judge(r, exp) for r in g.itertuples()]
+        counts = pd.Series([o for o, _ in judged]).value_counts()
+        outcome = str(counts.index[0])
+        misses = next(m for o, m in judged if o == outcome)
+        terminations = g["termination"].dropna().astype(str)
+        rows.append(
+            {
+                "engine": engine,
+                "scenario": scenario,
+                "outcome": outcome,
+                "as_expected": not misses,
+                "runs": len(g),
+                "termination": terminations.mode().iloc[0] if len(terminations) else "",
+                "why": "; ".join(misses),
+            }
+        )
+    return _ordered(pd.DataFrame(rows, columns=cols))
+
+
+def base_expectation_misses(run: object, exp: pd.Series) -> list[str]:
+    """How a run differs from the base expectation (see ``fault_matrix``); empty: met."""
+    misses = []
+    status = str(getattr(run, "status", "error"))
+    want_status = exp.get("expect_status") or "completed"
+    if status != want_status:
+        misses.append(f"status {status}, production needs {want_status}")
+    want_term = exp.get("expect_termination")
+    term = getattr(run, "termination", None)
+    if isinstance(want_term, str) and want_term and str(term) != want_term:
+        misses.append(f"ended by {term}, production needs {want_term}")
+    want_tools = exp.get("expect_tools")
+    tools = getattr(run, "tools", None)
+    if (
+        isinstance(want_tools, list | tuple)
+        and isinstance(tools, list | tuple)
+        and sorted(map(str, tools)) != sorted(map(str, want_tools))
+    ):
+        misses.append(f"tools {list(tools)}, production needs {list(want_tools)}")
+    want = exp.get("expect_final_contains")
+    answer = getattr(run, "final_answer", None)
+    complete = status == want_status == "completed"
+    if (
+        complete
+        and isinstance(want, str)
+        and want
+        and not (isinstance(answer, str) and want in answer)
+    ):
+        misses.append(f"final answer lacks {want!r}")
+    return misses
+
+
+def _judge(run: object, exp: pd.Series) -> tuple[str, list[str]]:
+    status = str(getattr(run, "status", "error"))
+    if status not in OUTCOMES:
+        status = "error"
+    misses = base_expectation_misses(run, exp)
+    outcome = "recovered" if status == "completed" and not misses else status
+    return outcome, misses
+
+
+def fault_scores(data: RunData) -> pd.DataFrame:
+    """Per engine: fault scenarios run, share handled as production needs, share of errors."""
+    fm = fault_matrix(data)
+    if fm.empty:
+        return pd.DataFrame(columns=["engine", "scenarios", "handled", "errors", "recovered"])
+    rows = [
+        {
+            "engine": engine,
+            "scenarios": len(g),
+            "handled": float(g["as_expected"].mean()),
+            "errors": float((g["outcome"] == "error").mean()),
+            "recovered": int((g["outcome"] == "recovered").sum()),
+        }
+        for engine, g in fm.groupby("engine")
+    ]
+    return _ordered(pd.DataFrame(rows))
+
+
+def overhead_share(step_ms: float, llm_latency_ms: float | np.ndarray) -> float | np.ndarray:
+    """Share of end-to-end time spent in the framework, per LLM step (tools ignored)."""
+    return step_ms / (step_ms + llm_latency_ms)
+
+
+def breakeven_latency(step_ms: float, share: float) -> float:
+    """The per-call LLM latency above which ``step_ms`` is less than ``share`` of the total."""
+    if not np.isfinite(step_ms) or step_ms <= 0:
+        return 0.0
+    return step_ms * (1 - share) / share
+
+
+def breakeven_extra_latency(step_ms: float, ref_step_ms: float, share: float) -> float:
+    """The LLM latency above which the *extra* overhead over ``ref`` is < ``share`` of total."""
+    extra = step_ms - ref_step_ms
+    if not np.isfinite(extra) or extra <= 0:
+        return 0.0
+    return max(0.0, extra / share - step_ms)
+
+
+def cpu_per_run(data: RunData) -> pd.DataFrame:
+    """Per engine: median CPU ms per run on the reference scenario (or all happy ones)."""
+    runs = perf_runs(data)
+    scenario = REFERENCE_SCENARIO
+    if scenario in set(runs["scenario"]):
+        runs = runs[runs["scenario"] == scenario]
+    else:
+        scenario = "all happy-path scenarios"
+    frame = runs.groupby("engine")["cpu_ms"].median().rename("cpu_ms").reset_index()
+    frame["basis"] = scenario
+    return _ordered(frame.dropna(subset=["cpu_ms"]))
+
+
+def peak_throughput(data: RunData, profile: str = "zero") -> pd.DataFrame:
+    """Per engine: the highest runs/s measured under ``profile`` and where it was reached."""
+    tp = data.throughput
+    cols = ["engine", "runs_per_s", "concurrency", "p95_ms"]
+    if tp is None:
+        return pd.DataFrame(columns=cols)
+    tp = tp[(tp["latency_profile"] == profile)].dropna(subset=["runs_per_s"])
+    rows = []
+    for engine, g in tp.groupby("engine"):
+        best = g.loc[g["runs_per_s"].idxmax()]
+        rows.append(
+            {
+                "engine": engine,
+                "runs_per_s": float(best["runs_per_s"]),
+                "concurrency": best["concurrency"],
+                "p95_ms": float(best["p95_ms"]),
+            }
+        )
+    return _ordered(pd.DataFrame(rows, columns=cols))
+
+
+def debug_best(data: RunData) -> pd.DataFrame:
+    """Per engine: its most useful debug mode (highest mean recall, then fewest bytes/fact)."""
+    dbg = data.debuggability
+    cols = ["engine", "mode", "recall", "bytes", "bytes_per_fact", "localised", "mode_cost_ms"]
+    if dbg is None:
+        return pd.DataFrame(columns=cols)
+    d = dbg.copy()
+    for c in ("recall", "bytes", "bytes_per_fact", "mode_cost_ms"):
+        d[c] = pd.to_numeric(d[c], errors="coerce")
+    d["localised"] = d["localised"].map(_truthy)
+    modes = (
+        d.groupby(["engine", "mode"])
+        .agg(
+            recall=("recall", "mean"),
+            bytes=("bytes", "median"),
+            bytes_per_fact=("bytes_per_fact", "median"),
+            localised=("localised", "mean"),
+            mode_cost_ms=("mode_cost_ms", "median"),
+        )
+        .reset_index()
+    )
+    modes = modes[modes["recall"].notna()]
+    best = (
+        modes.assign(_bpf=modes["bytes_per_fact"].fillna(math.inf))
+        .sort_values(["engine", "recall", "_bpf"], ascending=[True, False, True])
+        .groupby("engine")
+        .head(1)
+        .drop(columns="_bpf")
+    )
+    return _ordered(best[cols])
+
+
+def _truthy(value: object) -> float:
+    if isinstance(value, str):
+        return 1.0 if value.strip().lower() in ("1", "true", "yes", "y") else 0.0
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return math.nan
+    return 1.0 if value else 0.0
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Every number the decision matrix and the claims ledger judge, or ``None``.
+
+    Built by ``compute_facts`` from a run; the rules in ``bench.report.rules`` see only this,
+    so tests can check each rule on both sides of its threshold.
+    """
+
+    langchain: str | None  # the LangChain engine the matrix rates (default AgentExecutor)
+    self_built: str | None  # the self-built engine the matrix rates (scheduler)
+    step_ms: dict[str, float] = field(default_factory=dict)  # overhead per LLM step
+    step_cpu_ms: dict[str, float] = field(default_factory=dict)
+    cpu_run_ms: dict[str, float] = field(default_factory=dict)  # CPU per reference run
+    token_overhead: dict[str, float] = field(default_factory=dict)  # per request vs raw
+    ttft_ms: dict[str, float] = field(default_factory=dict)
+    fault_handled: dict[str, float] = field(default_factory=dict)  # share, 0..1
+    fault_errors: dict[str, float] = field(default_factory=dict)
+    fault_scenarios: int = 0
+    modules: dict[str, float] = field(default_factory=dict)
+    import_ms: dict[str, float] = field(default_factory=dict)
+    rss_mb: dict[str, float] = field(default_factory=dict)
+    scheduler_lines: int | None = None  # code lines of scheduler/
+    core_loop_lines: int | None = None  # code lines of the file holding the run loop
+    core_loop_path: str | None = None
+    baseline_lines: int | None = None  # code lines of langchain_baseline/
+    peak_rps: dict[str, float] = field(default_factory=dict)  # zero profile
+    debug_recall: dict[str, float] = field(default_factory=dict)  # best mode per engine
+    debug_bytes_per_fact: dict[str, float] = field(default_factory=dict)
+    debug_mode: dict[str, str] = field(default_factory=dict)
+    debug_cost_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # engine->mode->ms
+
+    @property
+    def langchain_engines(self) -> list[str]:
+        names = set(self.step_ms) | set(self.token_overhead) | set(self.fault_handled)
+        names |= set(self.peak_rps) | set(self.ttft_ms) | set(self.modules)
+        return [e for e in order_engines(names) if is_langchain(e)]
+
+
+def _clean(mapping: dict) -> dict:
+    return {
+        str(k): float(v)
+        for k, v in mapping.items()
+        if v is not None and not (isinstance(v, float) and math.isnan(v))
+    }
+
+
+def compute_facts(data: RunData) -> Facts:
+    """Gather the judged numbers from a run."""
+    engines = data.engines
+    lcs = [e for e in engines if is_langchain(e)]
+    langchain = LANGCHAIN_DEFAULT if LANGCHAIN_DEFAULT in engines else (lcs[0] if lcs else None)
+    self_built = "scheduler" if "scheduler" in engines else None
+    steps = step_overhead(data).set_index("engine")
+    tokens = token_stats(data).set_index("engine")
+    ttft = ttft_stats(data).set_index("engine")
+    faults = fault_scores(data).set_index("engine")
+    cpu = cpu_per_run(data).set_index("engine")
+    peak = peak_throughput(data).set_index("engine")
+    dbg = debug_best(data).set_index("engine")
+    fp = data.footprint.set_index("engine") if data.footprint is not None else None
+
+    def lines(component: str) -> tuple[int | None, str | None]:
+        cs = data.code_size
+        if cs is None:
+            return None, None
+        row = cs[cs["component"] == component]
+        if row.empty or pd.isna(row["lines"].iloc[0]):
+            return None, None
+        return int(row["lines"].iloc[0]), str(row["path"].iloc[0])
+
+    sched_lines, _ = lines("scheduler")
+    core_lines, core_path = lines("scheduler core loop")
+    base_lines, _ = lines("langchain_baseline")
+    debug_cost: dict[str, dict[str, float]] = {}
+    if data.debuggability is not None:
+        d = data.debuggability.assign(
+            mode_cost_ms=pd.to_numeric(data.debuggability["mode_cost_ms"], errors="coerce")
+        )
+        for (engine, mode), g in d.groupby(["engine", "mode"]):
+            cost = g["mode_cost_ms"].median()
+            if pd.notna(cost):
+                debug_cost.setdefault(str(engine), {})[str(mode)] = float(cost)
+    return Facts(
+        langchain=langchain,
+        self_built=self_built,
+        step_ms=_clean(steps["median_ms"].to_dict()) if len(steps) else {},
+        step_cpu_ms=_clean(steps["cpu_median_ms"].to_dict()) if len(steps) else {},
+        cpu_run_ms=_clean(cpu["cpu_ms"].to_dict()) if len(cpu) else {},
+        token_overhead=_clean(tokens["overhead_per_request"].to_dict()) if len(tokens) else {},
+        ttft_ms=_clean(ttft["median_ms"].to_dict()) if len(ttft) else {},
+        fault_handled=_clean(faults["handled"].to_dict()) if len(faults) else {},
+        fault_errors=_clean(faults["errors"].to_dict()) if len(faults) else {},
+        fault_scenarios=len(data.fault_scenarios),
+        modules=_clean(fp["modules"].to_dict()) if fp is not None else {},
+        import_ms=_clean(fp["import_ms"].to_dict()) if fp is not None else {},
+        rss_mb=_clean(fp["rss_mb"].to_dict()) if fp is not None else {},
+        scheduler_lines=sched_lines,
+        core_loop_lines=core_lines,
+        core_loop_path=core_path,
+        baseline_lines=base_lines,
+        peak_rps=_clean(peak["runs_per_s"].to_dict()) if len(peak) else {},
+        debug_recall=_clean(dbg["recall"].to_dict()) if len(dbg) else {},
+        debug_bytes_per_fact=_clean(dbg["bytes_per_fact"].to_dict()) if len(dbg) else {},
+        debug_mode={str(k): str(v) for k, v in dbg["mode"].to_dict().items()} if len(dbg) else {},
+        debug_cost_ms=debug_cost,
+    )

@@ -1,0 +1,79 @@
+"""The ``--baseline`` section: this run against an earlier one, judged by ``bench.compare``.
+
+The statistics are the runner's (``schedbench compare``: ratio of medians and a two-sided
+Mann–Whitney U test per engine × scenario × latency × transport); this module only lays
+them out as report blocks. The baseline is the reference, this run is the changed one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench import compare, stats
+from bench.report.document import Block, Bullets, Cell, Note, Paragraph, Table
+
+
+def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms") -> list[Block]:
+    """Blocks comparing ``run_dir`` (changed) with ``baseline_dir`` (reference)."""
+    ref = compare.load_run(baseline_dir)
+    changed = compare.load_run(run_dir)
+    results = compare.compare_runs(ref, changed, metric=metric)
+    blocks: list[Block] = [
+        Paragraph.of(
+            f"Reference: {baseline_dir}. This run: {run_dir}. Metric: median {metric}; "
+            f"significance: two-sided Mann–Whitney U at alpha = {stats.ALPHA:g} "
+            "(the statistics of `schedbench compare`)."
+        )
+    ]
+    env_diff = getattr(compare, "_environment_differences", None)
+    diffs = env_diff(ref.meta, changed.meta) if env_diff else []
+    if diffs:
+        blocks.append(Note("The environments differ: " + "; ".join(diffs)))
+    if not results:
+        blocks.append(Note("The two runs have no benchmark in common."))
+        return blocks
+    slower = sum(1 for c in results if c.comparison.significant and c.comparison.ratio > 1)
+    faster = sum(1 for c in results if c.comparison.significant and c.comparison.ratio < 1)
+    geo = stats.geometric_mean(c.comparison.ratio for c in results)
+    blocks.append(
+        Bullets(
+            (
+                Paragraph.of(
+                    f"Geometric mean over {len(results)} benchmarks: {stats.format_ratio(geo)}."
+                ),
+                Paragraph.of(
+                    f"{slower} significantly slower, {faster} significantly faster, "
+                    f"{len(results) - slower - faster} not significant."
+                ),
+            )
+        )
+    )
+    rows = []
+    for c in results:
+        engine, scenario, latency, transport = c.key
+        cmp = c.comparison
+        css = ""
+        if cmp.significant:
+            css = "verdict-refuted" if cmp.ratio > 1 else "verdict-supported"
+        rows.append(
+            (
+                scenario,
+                engine,
+                f"{latency}, {transport}",
+                compare.format_ms(cmp.ref_median),
+                compare.format_ms(cmp.changed_median),
+                Cell(cmp.verdict, css),
+                f"{cmp.pvalue:.3g}",
+                f"{c.n_ref}/{c.n_changed}",
+            )
+        )
+    blocks.append(
+        Table(
+            ("scenario", "engine", "profile", "baseline", "this run", "change", "p", "n"),
+            tuple(rows),
+            caption="Ratio of medians, this run ÷ baseline; 'significant' at p < alpha.",
+            css="comparison",
+            numeric=(3, 4, 6, 7),
+        )
+    )
+    return blocks

@@ -1,0 +1,605 @@
+"""Chart renderers: each takes a small frame and returns a matplotlib ``Figure``.
+
+They never touch pyplot's global state (figures are built with ``Figure()`` and drawn by the
+Agg canvas when saved), never read files, and raise ``NoData`` when there is nothing to
+draw. Every engine keeps its palette style (colour + marker + hatch + line style), so the
+charts also read in greyscale. ``CHARTS`` lists them with the frame each one needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
+
+from bench.report import analysis
+from bench.report.model import RunData, order_engines
+from bench.report.palette import OUTCOME_STYLES, style
+
+RC = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "hatch.linewidth": 0.8,
+    "svg.hashsalt": "schedbench",
+    "figure.dpi": 100,
+    "savefig.dpi": 130,
+}
+
+
+class NoData(Exception):
+    """The chart has nothing to show; the message says what is missing."""
+
+
+def _fig(width: float, height: float, **kw: object) -> Figure:
+    return Figure(figsize=(width, height), layout="constrained", **kw)
+
+
+def _require(frame: pd.DataFrame | None, what: str, *columns: str) -> pd.DataFrame:
+    if frame is None or frame.empty:
+        raise NoData(f"no {what} in this run")
+    frame = frame.dropna(subset=list(columns)) if columns else frame
+    if frame.empty:
+        raise NoData(f"no {what} values in this run")
+    return frame
+
+
+def _fmt_ms(v: float) -> str:
+    if v >= 100:
+        return f"{v:,.0f} ms"
+    if v >= 1:
+        return f"{v:.2f} ms" if v < 10 else f"{v:.1f} ms"
+    return f"{v * 1000:.0f} µs"
+
+
+def _plain_log(ax, axis: str = "x") -> None:
+    """Log scale with plain tick labels (0.1, 1, 10, 100) instead of powers of ten."""
+    fmt = mpl.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}")
+    getattr(ax, f"set_{axis}scale")("log")
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_formatter(fmt)
+
+
+def _engine_bars(ax, engines: list[str], values: list[float], *, horizontal: bool = True) -> list:
+    y = np.arange(len(engines))
+    kw = [
+        {
+            "color": style(e).color,
+            "hatch": style(e).hatch,
+            "edgecolor": "#333333",
+            "linewidth": 0.6,
+        }
+        for e in engines
+    ]
+    bars = []
+    for i, (v, k) in enumerate(zip(values, kw, strict=True)):
+        if horizontal:
+            bars.extend(ax.barh(y[i], v, height=0.7, **k))
+        else:
+            bars.extend(ax.bar(y[i], v, width=0.7, **k))
+    if horizontal:
+        ax.set_yticks(y, engines)
+        ax.invert_yaxis()
+    else:
+        ax.set_xticks(y, engines, rotation=30, ha="right")
+    return bars
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def latency_by_scenario(stats: pd.DataFrame, fault_scenarios: tuple[str, ...] = ()) -> Figure:
+    """Wall time per run, per scenario and engine: median, IQR (thick) and p95 (thin), log x.
+
+    Happy-path scenarios on the left, fault scenarios (timeouts, retries) on the right.
+    """
+    stats = _require(stats, "per-scenario latency", "median_ms")
+    engines = order_engines(stats["engine"])
+    names = sorted(stats["scenario"].unique())
+    groups = [
+        ("happy-path scenarios", [s for s in names if s not in fault_scenarios]),
+        ("fault scenarios", [s for s in names if s in fault_scenarios]),
+    ]
+    groups = [(title, g) for title, g in groups if g]
+    rows = max(len(g) for _, g in groups)
+    fig = _fig(6.0 * len(groups) + 0.5, 1.6 + 0.42 * rows)
+    axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    band = 0.84
+    step = band / max(len(engines), 1)
+    for ax, (title, scenarios) in zip(axes, groups, strict=True):
+        for i, engine in enumerate(engines):
+            st = style(engine)
+            g = stats[stats["engine"] == engine].set_index("scenario")
+            ys, meds = [], []
+            for j, scenario in enumerate(scenarios):
+                if scenario not in g.index:
+                    continue
+                row = g.loc[scenario]
+                y = j - band / 2 + step * (i + 0.5)
+                ax.plot(
+                    [row["p25_ms"], row["p75_ms"]],
+                    [y, y],
+                    color=st.color,
+                    lw=2.5,
+                    solid_capstyle="butt",
+                )
+                ax.plot([row["p75_ms"], row["p95_ms"]], [y, y], color=st.color, lw=0.9)
+                ys.append(y)
+                meds.append(row["median_ms"])
+            ax.plot(
+                meds,
+                ys,
+                linestyle="none",
+                marker=st.marker,
+                color=st.color,
+                markeredgecolor="black",
+                markeredgewidth=0.4,
+                markersize=4.5,
+                label=engine,
+            )
+        _plain_log(ax)
+        ax.set_yticks(range(len(scenarios)), scenarios)
+        for j in range(1, len(scenarios)):
+            ax.axhline(j - 0.5, color="#cccccc", lw=0.5)
+        ax.set_ylim(rows - 0.5, -0.5)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("wall time per run (ms, log scale)")
+        ax.set_title(title)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(engines), 7))
+    fig.suptitle("Latency per run: marker = median, thick = IQR (p25–p75), thin = up to p95")
+    return fig
+
+
+def overhead_per_step(steps: pd.DataFrame) -> Figure:
+    """Framework overhead per LLM step per engine: median bar, IQR whisker, log x."""
+    steps = _require(steps, "overhead per step", "median_ms")
+    steps = steps[steps["median_ms"] > 0]
+    if steps.empty:
+        raise NoData("no positive overhead per step")
+    engines = list(steps["engine"])
+    fig = _fig(7.5, 0.9 + 0.45 * len(engines))
+    ax = fig.add_subplot()
+    _engine_bars(ax, engines, list(steps["median_ms"]))
+    lo = (steps["median_ms"] - steps["p25_ms"]).clip(lower=0)
+    hi = (steps["p75_ms"] - steps["median_ms"]).clip(lower=0)
+    ax.errorbar(
+        steps["median_ms"],
+        np.arange(len(engines)),
+        xerr=[lo, hi],
+        fmt="none",
+        ecolor="black",
+        capsize=3,
+        lw=1,
+    )
+    _plain_log(ax)
+    for y, (v, hi_v) in enumerate(zip(steps["median_ms"], steps["p75_ms"], strict=True)):
+        ax.annotate(
+            _fmt_ms(v),
+            (max(v, hi_v), y),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
+    left, right = ax.get_xlim()
+    ax.set_xlim(left, right * 3)
+    ax.set_xlabel("framework overhead per LLM step (ms, log scale; median, whisker = IQR)")
+    ax.set_title("Framework overhead per LLM step")
+    return fig
+
+
+def throughput(tp: pd.DataFrame) -> Figure:
+    """Runs/s and p95 latency against concurrency, one column per latency profile."""
+    tp = _require(tp, "throughput sweep", "runs_per_s")
+    profiles = [p for p in ("zero", "realistic") if p in set(tp["latency_profile"])]
+    profiles += sorted(set(tp["latency_profile"].dropna()) - set(profiles))
+    fig = _fig(4.2 * len(profiles) + 1.0, 6.5)
+    axes = fig.subplots(2, len(profiles), squeeze=False)
+    engines = order_engines(tp["engine"])
+    for c, profile in enumerate(profiles):
+        g = tp[tp["latency_profile"] == profile]
+        for engine in engines:
+            e = g[g["engine"] == engine].sort_values("concurrency")
+            if e.empty:
+                continue
+            st = style(engine)
+            kw = {
+                "color": st.color,
+                "marker": st.marker,
+                "linestyle": st.linestyle,
+                "label": engine,
+            }
+            axes[0][c].plot(
+                e["concurrency"],
+                e["runs_per_s"],
+                markeredgecolor="black",
+                markeredgewidth=0.4,
+                **kw,
+            )
+            axes[1][c].plot(
+                e["concurrency"], e["p95_ms"], markeredgecolor="black", markeredgewidth=0.4, **kw
+            )
+        axes[0][c].set_title(f"latency profile: {profile}")
+        for r, label in enumerate(("throughput (runs/s, log)", "p95 latency per run (ms, log)")):
+            ax = axes[r][c]
+            _plain_log(ax, "x")
+            _plain_log(ax, "y")
+            ax.set_xlabel("concurrency (runs in flight, log)")
+            ax.set_ylabel(label)
+            levels = sorted(g["concurrency"].dropna().unique())
+            if levels:
+                ax.set_xticks(levels, [f"{v:g}" for v in levels])
+                ax.minorticks_off()
+        axes[0][c].axhline(100, color="grey", lw=0.8, ls=":")
+        axes[0][c].annotate(
+            "100 runs/s",
+            (axes[0][c].get_xlim()[0], 100),
+            xytext=(2, 2),
+            textcoords="offset points",
+            fontsize=7,
+            color="dimgrey",
+        )
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=4)
+    fig.suptitle("Throughput and p95 latency against concurrency (one engine process)")
+    return fig
+
+
+def overhead_share(steps: pd.DataFrame) -> Figure:
+    """Derived: framework overhead per step as a share of the step, as LLM latency grows."""
+    steps = _require(steps, "overhead per step", "median_ms")
+    latencies = np.logspace(0, 4, 200)  # 1 ms .. 10 s per LLM call
+    fig = _fig(7.5, 4.8)
+    ax = fig.add_subplot()
+    for _, row in steps.iterrows():
+        if row["median_ms"] <= 0:
+            continue
+        st = style(row["engine"])
+        share = analysis.overhead_share(row["median_ms"], latencies) * 100
+        ax.plot(
+            latencies,
+            share,
+            color=st.color,
+            linestyle=st.linestyle,
+            lw=1.6,
+            marker=st.marker,
+            markevery=(row.name * 3 % 20, 25),
+            markeredgecolor="black",
+            markeredgewidth=0.4,
+            label=f"{row['engine']} ({_fmt_ms(row['median_ms'])}/step)",
+        )
+    for pct in (1, 5, 10):
+        ax.axhline(pct, color="grey", lw=0.8, ls=":")
+        ax.annotate(
+            f"{pct} %",
+            (latencies[-1], pct),
+            xytext=(-22, 2),
+            textcoords="offset points",
+            fontsize=7,
+            color="dimgrey",
+        )
+    for v, label in ((300, "300 ms"), (1000, "1 s"), (3000, "3 s")):
+        ax.axvline(v, color="#999999", lw=0.6, ls="--")
+        ax.annotate(
+            label,
+            (v, 100),
+            xytext=(2, -10),
+            textcoords="offset points",
+            fontsize=7,
+            color="dimgrey",
+        )
+    _plain_log(ax, "x")
+    ax.set_yscale("log")
+    ax.set_ylim(0.001, 100)
+    ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{v:g} %"))
+    ax.set_xlabel("LLM latency per call (ms, log scale)")
+    ax.set_ylabel("framework overhead, share of each step (%, log)")
+    ax.set_title("Framework overhead as a share of end-to-end time (derived)")
+    ax.legend(loc="lower left", fontsize=7)
+    return fig
+
+
+def tokens(tok: pd.DataFrame) -> Figure:
+    """Prompt tokens per request, and the overhead per request over the raw loop."""
+    tok = _require(tok, "token counts", "tokens_per_request")
+    engines = list(tok["engine"])
+    fig = _fig(9.5, 0.9 + 0.45 * len(engines))
+    a1, a2 = fig.subplots(1, 2, sharey=True)
+    _engine_bars(a1, engines, list(tok["tokens_per_request"]))
+    a1.set_xlabel("prompt tokens per LLM request (mean over scenarios)")
+    a1.set_title("Tokens sent per request")
+    over = tok["overhead_per_request"].fillna(0)
+    _engine_bars(a2, engines, list(over))
+    a2.axvline(0, color="black", lw=0.8)
+    a2.axvline(200, color="grey", lw=0.8, ls=":")
+    a2.annotate(
+        'article: "~200 per round"',
+        (200, len(engines) - 0.6),
+        xytext=(3, 0),
+        textcoords="offset points",
+        fontsize=7,
+        color="dimgrey",
+    )
+    for y, v in enumerate(over):
+        a2.annotate(
+            f"{v:+.0f}",
+            (max(v, 0), y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
+    a2.set_xlim(min(0, over.min()) * 1.2 - 5, max(over.max() * 1.25, 260))
+    a2.set_xlabel("extra prompt tokens per request vs raw (same scenarios)")
+    a2.set_title("Token overhead against the raw loop")
+    a2.tick_params(labelleft=False)
+    return fig
+
+
+def footprint(fp: pd.DataFrame) -> Figure:
+    """Import time, modules loaded and RSS per engine."""
+    fp = _require(fp, "footprint measurements", "modules")
+    fp = fp.set_index("engine").loc[order_engines(fp["engine"])].reset_index()
+    engines = list(fp["engine"])
+    fig = _fig(11, 0.9 + 0.45 * len(engines))
+    axes = fig.subplots(1, 3, sharey=True)
+    for ax, col, label, fmt in (
+        (axes[0], "import_ms", "import time (ms)", "{:,.0f}"),
+        (axes[1], "modules", "modules loaded (count)", "{:,.0f}"),
+        (axes[2], "rss_mb", "resident memory (MB)", "{:,.0f}"),
+    ):
+        values = pd.to_numeric(fp[col], errors="coerce")
+        _engine_bars(ax, engines, list(values.fillna(0)))
+        for y, v in enumerate(values):
+            ax.annotate(
+                "n/a" if pd.isna(v) else fmt.format(v),
+                (0 if pd.isna(v) else v, y),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+            )
+        ax.set_xlabel(label)
+        ax.set_xlim(0, max(values.max() if values.notna().any() else 1, 1) * 1.3)
+    axes[1].tick_params(labelleft=False)
+    axes[2].tick_params(labelleft=False)
+    fig.suptitle("Footprint: importing each engine's stack in a fresh interpreter")
+    return fig
+
+
+def ttft(tt: pd.DataFrame) -> Figure:
+    """Time to first token through each streaming engine: median bar, IQR and p95."""
+    tt = _require(tt, "time-to-first-token measurements", "median_ms")
+    engines = list(tt["engine"])
+    fig = _fig(7.5, 1.0 + 0.5 * len(engines))
+    ax = fig.add_subplot()
+    _engine_bars(ax, engines, list(tt["median_ms"]))
+    y = np.arange(len(engines))
+    lo = (tt["median_ms"] - tt["p25_ms"]).clip(lower=0)
+    hi = (tt["p75_ms"] - tt["median_ms"]).clip(lower=0)
+    ax.errorbar(tt["median_ms"], y, xerr=[lo, hi], fmt="none", ecolor="black", capsize=3, lw=1)
+    ax.plot(
+        tt["p95_ms"], y, linestyle="none", marker="|", markersize=12, color="black", label="p95"
+    )
+    for i, (v, p95) in enumerate(zip(tt["median_ms"], tt["p95_ms"], strict=True)):
+        ax.annotate(
+            _fmt_ms(v),
+            (max(v, p95 if np.isfinite(p95) else v), i),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
+    ax.set_xlim(0, float(np.nanmax(tt["p95_ms"].fillna(tt["median_ms"]))) * 1.3)
+    ax.set_xlabel("time to first token through the engine (ms; bar = median, whisker = IQR)")
+    ax.set_title("Time to first token (zero-latency mock: the engine's own delay)")
+    ax.legend(loc="lower right")
+    return fig
+
+
+def debuggability(dbg: pd.DataFrame) -> Figure:
+    """Recall of the key facts against the bytes of debug output, per engine and mode."""
+    dbg = _require(dbg, "debuggability scores", "recall")
+    d = dbg.assign(
+        recall=pd.to_numeric(dbg["recall"], errors="coerce"),
+        bytes=pd.to_numeric(dbg["bytes"], errors="coerce"),
+    )
+    pts = d.groupby(["engine", "mode"]).agg(recall=("recall", "mean"), bytes=("bytes", "median"))
+    pts = pts.reset_index().dropna(subset=["recall", "bytes"])
+    pts = pts[pts["bytes"] > 0]  # a mode with no output (off) has nothing to place
+    if pts.empty:
+        raise NoData("no debuggability scores with both recall and bytes")
+    fig = _fig(8, 5)
+    ax = fig.add_subplot()
+    seen: set[str] = set()
+    for _, row in pts.iterrows():
+        st = style(row["engine"])
+        ax.plot(
+            row["bytes"],
+            row["recall"],
+            linestyle="none",
+            marker=st.marker,
+            markersize=8,
+            color=st.color,
+            markeredgecolor="black",
+            markeredgewidth=0.6,
+            label=row["engine"] if row["engine"] not in seen else None,
+        )
+        seen.add(row["engine"])
+        ax.annotate(
+            str(row["mode"]),
+            (row["bytes"], row["recall"]),
+            xytext=(5, 3),
+            textcoords="offset points",
+            fontsize=7,
+        )
+    _plain_log(ax)
+    ax.set_ylim(-0.05, 1.08)
+    ax.set_xlabel("debug output per run (bytes, log scale; median over scenarios)")
+    ax.set_ylabel("recall of the key facts (0–1, mean over scenarios)")
+    ax.set_title("Debuggability: what you learn (recall) against what you must read (bytes)")
+    handles, labels = ax.get_legend_handles_labels()
+    order = order_engines(labels)
+    ax.legend([handles[labels.index(e)] for e in order], order, loc="lower right", fontsize=7)
+    return fig
+
+
+def fault_matrix(fm: pd.DataFrame) -> Figure:
+    """Fault scenario x engine: the usual outcome, ✓ when it is what production needs."""
+    fm = _require(fm, "fault scenarios", "outcome")
+    engines = order_engines(fm["engine"])
+    scenarios = sorted(fm["scenario"].unique())
+    fig = _fig(2.4 + 1.05 * len(engines), 1.6 + 0.36 * len(scenarios))
+    ax = fig.add_subplot()
+    cells = fm.set_index(["engine", "scenario"])
+    for i, scenario in enumerate(scenarios):
+        for j, engine in enumerate(engines):
+            if (engine, scenario) in cells.index:
+                row = cells.loc[(engine, scenario)]
+                outcome, ok = str(row["outcome"]), bool(row["as_expected"])
+            else:
+                outcome, ok = "not run", None
+            color, hatch = OUTCOME_STYLES.get(outcome, ("#FFFFFF", ""))
+            ax.add_patch(
+                Rectangle((j, i), 1, 1, facecolor=color, hatch=hatch, edgecolor="#555555", lw=0.6)
+            )
+            mark = "" if ok is None else (" ✓" if ok else " ✗")
+            ax.text(
+                j + 0.5,
+                i + 0.5,
+                outcome + mark,
+                ha="center",
+                va="center",
+                fontsize=7,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
+            )
+    ax.set_xlim(0, len(engines))
+    ax.set_ylim(len(scenarios), 0)
+    ax.set_yticks(np.arange(len(scenarios)) + 0.5, scenarios)
+    ax.set_xticks(
+        np.arange(len(engines)) + 0.5, engines, rotation=30, ha="left", rotation_mode="anchor"
+    )
+    ax.xaxis.tick_top()
+    ax.grid(False)
+    ax.tick_params(length=0)
+    for side in ("left", "bottom", "top", "right"):
+        ax.spines[side].set_visible(False)
+    legend = [
+        Patch(facecolor=c, hatch=h, edgecolor="#555555", label=o)
+        for o, (c, h) in OUTCOME_STYLES.items()
+        if o != "not run"
+    ]
+    fig.legend(handles=legend, loc="outside lower center", ncol=len(legend), fontsize=7)
+    fig.suptitle(
+        "Fault matrix: usual outcome per fault scenario and engine\n"
+        "(✓ = ends the way the scenario says a production agent should)"
+    )
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    key: str
+    title: str
+    caption: str
+    draw: Callable[[RunData], Figure]
+
+
+def _latency(d: RunData) -> Figure:
+    return latency_by_scenario(analysis.scenario_stats(d), tuple(d.fault_scenarios))
+
+
+CHARTS: tuple[ChartSpec, ...] = (
+    ChartSpec(
+        "latency",
+        "Latency per engine per scenario",
+        "Wall time per run on every scenario, log scale: marker = median, thick bar = IQR, "
+        "thin bar = up to p95. Fault scenarios include their timeouts and retries.",
+        _latency,
+    ),
+    ChartSpec(
+        "overhead_per_step",
+        "Framework overhead per LLM step",
+        "Run time minus the mock's latency and the tools' time, divided by LLM calls; "
+        "completed runs of the happy-path scenarios. Whisker = IQR.",
+        lambda d: overhead_per_step(analysis.step_overhead(d)),
+    ),
+    ChartSpec(
+        "throughput",
+        "Throughput and p95 latency against concurrency",
+        "One engine process under increasing concurrency, for each LLM latency profile. "
+        "Dotted line: 100 runs/s, the article's threshold for a custom loop.",
+        lambda d: throughput(d.throughput),
+    ),
+    ChartSpec(
+        "overhead_share",
+        "Overhead as a share of end-to-end time",
+        "Derived, not measured end to end: each engine's measured overhead per LLM step o, "
+        "and share = o ÷ (o + L) for a per-call LLM latency L from 1 ms to 10 s (tools ignored).",
+        lambda d: overhead_share(analysis.step_overhead(d)),
+    ),
+    ChartSpec(
+        "tokens",
+        "Tokens per request and token overhead vs raw",
+        "Prompt tokens each engine sent per LLM request (real tokenizer, on the bodies the "
+        "mock received), and the difference from the raw loop on the same scenarios.",
+        lambda d: tokens(analysis.token_stats(d)),
+    ),
+    ChartSpec(
+        "footprint",
+        "Footprint",
+        "Importing each engine's stack in a fresh interpreter: time, modules added to "
+        "sys.modules, resident memory.",
+        lambda d: footprint(d.footprint),
+    ),
+    ChartSpec(
+        "ttft",
+        "Time to first token",
+        "Time from starting a run to the first content token reaching the caller, for engines "
+        "that stream; on the zero-latency mock this is the engine's own delay.",
+        lambda d: ttft(analysis.ttft_stats(d)),
+    ),
+    ChartSpec(
+        "debuggability",
+        "Debuggability: recall against bytes",
+        "Each point is an engine in one debug mode: the share of a run's key facts found in its "
+        "debug output, against the size of that output. Up and left is better; modes that print "
+        "nothing (off) are left out.",
+        lambda d: debuggability(d.debuggability),
+    ),
+    ChartSpec(
+        "fault_matrix",
+        "Fault matrix",
+        "The most frequent outcome of each engine on each fault scenario; ✓ when it is the "
+        "outcome a production agent should reach (the scenario's base expectation).",
+        lambda d: fault_matrix(analysis.fault_matrix(d)),
+    ),
+)
+
+
+def save(spec: ChartSpec, data: RunData, out_dir: Path) -> tuple[Path, Path]:
+    """Draw one chart in the house style and write ``KEY.png`` and ``KEY.svg`` (raises
+    ``NoData`` when the run has nothing for it)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with mpl.rc_context(RC):
+        fig = spec.draw(data)
+        png, svg = out_dir / f"{spec.key}.png", out_dir / f"{spec.key}.svg"
+        fig.savefig(png, format="png", metadata={"Software": None})
+        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    return png, svg

@@ -1,0 +1,862 @@
+"""The report's sections, built from a run's data, its facts and its rendered charts.
+
+Each function returns a ``Section`` of plain-text blocks (see ``bench.report.document``);
+nothing here formats HTML or Markdown. Every sentence that states a number reads it from
+the data, and every judgement comes from ``bench.report.rules``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from bench.report import analysis
+from bench.report.analysis import REFERENCE_LLM_LATENCY_MS, SHARE_THRESHOLDS, Facts
+from bench.report.document import (
+    Block,
+    Bullets,
+    Cell,
+    Code,
+    Figure,
+    Note,
+    Paragraph,
+    Section,
+    Strong,
+    Table,
+    slug,
+)
+from bench.report.model import RAW, RunData, is_langchain, order_engines
+from bench.report.rules import (
+    UNMEASURED_CLAIMS,
+    Claim,
+    Rating,
+    fmt_ms,
+    fmt_pct,
+    fmt_x,
+    stars_text,
+)
+
+P = Paragraph.of
+ChartSlot = Figure | Note
+
+
+def _num(v: Any, fmt: str = "{:,.1f}") -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)) or pd.isna(v):
+        return "–"
+    return fmt.format(v)
+
+
+def _ms(v: Any) -> str:
+    if v is None or pd.isna(v):
+        return "–"
+    return fmt_ms(float(v))
+
+
+def _latency_text(ms: float) -> str:
+    if not math.isfinite(ms):
+        return "n/a"
+    if ms <= 0:
+        return "any"
+    if ms >= 1000:
+        return f"{ms / 1000:,.1f} s"
+    return f"{ms:,.0f} ms"
+
+
+def _slot(charts: Mapping[str, ChartSlot], key: str) -> list[Block]:
+    slot = charts.get(key)
+    return [slot] if slot is not None else []
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def executive_summary(
+    data: RunData, facts: Facts, matrix: Sequence[Rating], ledger: Sequence[Claim]
+) -> Section:
+    lc, sb = facts.langchain, facts.self_built
+    n_scen = len(set(data.runs["scenario"].dropna()))
+    n_runs = len(data.runs)
+    blocks: list[Block] = [
+        P(
+            f"{n_runs:,} timed runs of {n_scen} scenarios on {len(data.engines)} engines "
+            f"({', '.join(data.engines)}), all against the same scripted mock LLM. What the "
+            "numbers say, in plain words:"
+        )
+    ]
+    items: list[Paragraph] = []
+    lc_step, sb_step = facts.step_ms.get(lc or ""), facts.step_ms.get(sb or "")
+    raw_step = facts.step_ms.get(RAW)
+    if lc_step is not None and sb_step is not None:
+        text = (
+            f"Framework time: LangChain's {lc} spends {fmt_ms(lc_step)} per LLM step, "
+            f"{fmt_x(lc_step / max(sb_step, 1e-3))} the self-built {sb} ({fmt_ms(sb_step)})"
+        )
+        if raw_step is not None:
+            text += f" and {fmt_x(lc_step / max(raw_step, 1e-3))} a bare httpx loop ({fmt_ms(raw_step)})"
+        items.append(P(Strong("Speed. "), text + "."))
+        share = analysis.overhead_share(lc_step, REFERENCE_LLM_LATENCY_MS)
+        l1 = analysis.breakeven_latency(lc_step, 0.01)
+        items.append(
+            P(
+                Strong("Next to an LLM. "),
+                f"With {REFERENCE_LLM_LATENCY_MS:,.0f} ms per LLM call that overhead is "
+                f"{fmt_pct(share)} of end-to-end time; it stays under 1 % whenever calls take "
+                f"longer than {_latency_text(l1)}.",
+            )
+        )
+    lc_peak = {e: v for e, v in facts.peak_rps.items() if is_langchain(e)}
+    if lc_peak and sb in facts.peak_rps:
+        best = max(lc_peak, key=lc_peak.get)
+        items.append(
+            P(
+                Strong("Throughput. "),
+                f"One process peaks at {lc_peak[best]:,.0f} runs/s with {best} (the best "
+                f"LangChain engine) and {facts.peak_rps[sb]:,.0f} runs/s with {sb}, on the "
+                "zero-latency mock (pure CPU).",
+            )
+        )
+    elif lc in facts.cpu_run_ms and sb in facts.cpu_run_ms:
+        items.append(
+            P(
+                Strong("CPU. "),
+                f"A run costs {fmt_ms(facts.cpu_run_ms[lc])} of CPU with {lc} and "
+                f"{fmt_ms(facts.cpu_run_ms[sb])} with {sb}.",
+            )
+        )
+    lc_tokens = {e: v for e, v in facts.token_overhead.items() if is_langchain(e)}
+    if lc_tokens:
+        parts = ", ".join(f"{e} {v:+.0f}" for e, v in lc_tokens.items())
+        items.append(
+            P(Strong("Tokens. "), f"Extra prompt tokens per request over the raw loop: {parts}.")
+        )
+    if facts.fault_scenarios and lc in facts.fault_handled and sb in facts.fault_handled:
+        n = facts.fault_scenarios
+        items.append(
+            P(
+                Strong("Faults. "),
+                f"Of {n} fault scenarios, {sb} ended {round(facts.fault_handled[sb] * n)} the way a "
+                f"production agent should, {lc} {round(facts.fault_handled[lc] * n)}.",
+            )
+        )
+    if lc in facts.modules:
+        text = f"Importing {lc} loads {facts.modules[lc]:,.0f} modules"
+        if lc in facts.import_ms:
+            text += f" in {fmt_ms(facts.import_ms[lc])}"
+        if sb in facts.modules:
+            text += f"; {sb} loads {facts.modules[sb]:,.0f}"
+        if facts.scheduler_lines:
+            text += f"; scheduler/ is {facts.scheduler_lines:,} lines of code"
+        items.append(P(Strong("Footprint. "), text + "."))
+    counts = pd.Series([c.verdict for c in ledger]).value_counts()
+    verdicts = ", ".join(
+        f"{counts[v]} {v}"
+        for v in ("supported", "partly", "refuted", "not measured")
+        if v in counts
+    )
+    items.append(
+        P(Strong("The article's claims. "), f"Of {len(ledger)} measurable claims: {verdicts}.")
+    )
+    blocks.append(Bullets(tuple(items)))
+    return Section("Executive summary", "executive-summary", tuple(blocks))
+
+
+def decision_matrix(matrix: Sequence[Rating]) -> Section:
+    rows = []
+    for r in matrix:
+        css = "stars" if r.langchain is not None or r.self_built is not None else "not-measured"
+        rows.append(
+            (
+                r.dimension,
+                f"{r.article[0]} / {r.article[1]}",
+                Cell(stars_text(r.langchain), css),
+                Cell(stars_text(r.self_built), css),
+                r.basis,
+                r.rule,
+            )
+        )
+    table = Table(
+        (
+            "dimension",
+            "article (LangChain / self-built)",
+            "LangChain, measured",
+            "self-built, measured",
+            "measured numbers",
+            "rule",
+        ),
+        tuple(rows),
+        caption="Stars from our numbers by the rule in the last column; 'not measured' where "
+        "this benchmark has no data. The article's stars are its own (see ARTICLE.md).",
+        css="decision-matrix",
+    )
+    return Section(
+        "Decision matrix",
+        "decision-matrix",
+        (
+            P(
+                "The article's matrix, re-rated from measurements. 'LangChain' is the default "
+                "AgentExecutor (as LangChain's docs write it); 'self-built' is our scheduler with "
+                "all production features on. Dimensions that depend on people and time are not "
+                "measured here and say so."
+            ),
+            table,
+        ),
+    )
+
+
+def claims_ledger(ledger: Sequence[Claim]) -> Section:
+    rows = tuple(
+        (
+            str(i),
+            c.claim,
+            c.measured,
+            Cell(c.verdict, f"verdict-{slug(c.verdict)}"),
+            c.rule,
+        )
+        for i, c in enumerate(ledger, 1)
+    )
+    table = Table(
+        ("#", "the article says", "measured", "verdict", "rule"),
+        rows,
+        caption="Each verdict is computed from the measured numbers by the stated rule.",
+        css="claims-ledger",
+    )
+    return Section(
+        "Claims ledger",
+        "claims-ledger",
+        (
+            P("Each measurable claim of the article, the number we measured, and the verdict."),
+            table,
+            P("Claims this benchmark does not measure:"),
+            Bullets(tuple(P(t) for t in UNMEASURED_CLAIMS)),
+        ),
+    )
+
+
+def when_to_choose(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> Section:
+    steps = analysis.step_overhead(data)
+    if steps.empty:
+        return Section(
+            "When to choose which",
+            "when-to-choose-which",
+            (Note("No completed happy-path runs: nothing to derive."),),
+        )
+    cpu = analysis.cpu_per_run(data).set_index("engine")["cpu_ms"].to_dict()
+    basis = analysis.cpu_per_run(data)["basis"].iloc[0] if cpu else "n/a"
+    rows = []
+    for _, r in steps.iterrows():
+        e, o = r["engine"], r["median_ms"]
+        c = cpu.get(e)
+        rows.append(
+            (
+                e,
+                fmt_ms(o),
+                *(
+                    _latency_text(analysis.breakeven_latency(o, s))
+                    for s in reversed(SHARE_THRESHOLDS)
+                ),
+                _ms(c),
+                _num(1000 / c if c else None, "{:,.0f}"),
+                _num(facts.peak_rps.get(e), "{:,.0f}"),
+            )
+        )
+    table = Table(
+        (
+            "engine",
+            "overhead / LLM step",
+            "LLM latency for < 10 %",
+            "< 5 %",
+            "< 1 %",
+            f"CPU per run ({basis})",
+            "runs/s that fill one core",
+            "measured peak runs/s",
+        ),
+        tuple(rows),
+        caption="Derived: overhead share = o ÷ (o + L) per LLM step; the latency columns solve "
+        "for L. 'runs/s that fill one core' = 1000 ÷ CPU ms per run.",
+        numeric=(1, 2, 3, 4, 5, 6, 7),
+    )
+    blocks: list[Block] = [
+        P(
+            "The framework's cost is fixed per step; the LLM's is not. The slower your model, "
+            "the less the framework matters — these are the latencies and loads where it stops "
+            "(or starts) mattering."
+        ),
+        table,
+    ]
+    sb = facts.self_built
+    sb_step = facts.step_ms.get(sb or "")
+    extra_rows = []
+    if sb_step is not None:
+        for e, o in facts.step_ms.items():
+            if not is_langchain(e):
+                continue
+            c_e, c_s = cpu.get(e), cpu.get(sb)
+            extra_cpu = (c_e - c_s) if c_e is not None and c_s is not None else None
+            extra_rows.append(
+                (
+                    e,
+                    fmt_ms(o - sb_step),
+                    *(
+                        _latency_text(analysis.breakeven_extra_latency(o, sb_step, s))
+                        for s in reversed(SHARE_THRESHOLDS)
+                    ),
+                    _num(1000 / extra_cpu if extra_cpu and extra_cpu > 0 else None, "{:,.0f}"),
+                )
+            )
+    if extra_rows:
+        blocks.append(
+            Table(
+                (
+                    "LangChain engine",
+                    f"extra per step over {sb}",
+                    "extra < 10 % above",
+                    "extra < 5 % above",
+                    "extra < 1 % above",
+                    "runs/s at which the extra CPU fills a core",
+                ),
+                tuple(extra_rows),
+                caption=f"What moving from {sb} to a LangChain engine costs: extra ÷ (o + L).",
+                numeric=(1, 2, 3, 4, 5),
+            )
+        )
+    blocks.append(Bullets(tuple(_choose_bullets(facts, cpu))))
+    blocks.extend(_slot(charts, "overhead_share"))
+    return Section("When to choose which", "when-to-choose-which", tuple(blocks))
+
+
+def _choose_bullets(facts: Facts, cpu: Mapping[str, float]) -> list[Paragraph]:
+    lc, sb = facts.langchain, facts.self_built
+    out: list[Paragraph] = []
+    lc_step = facts.step_ms.get(lc or "")
+    if lc_step is not None:
+        l1, l10 = (analysis.breakeven_latency(lc_step, s) for s in (0.01, 0.10))
+        out.append(
+            P(
+                Strong("LangChain is fast enough "),
+                f"when each LLM call takes more than {_latency_text(l1)} ({lc}'s overhead is then "
+                f"under 1 % of a step; under 10 % above {_latency_text(l10)}). Hosted models "
+                "usually take 300 ms – 3 s per call.",
+            )
+        )
+    c = cpu.get(lc or "")
+    if c:
+        text = f"{lc} fills one CPU core at about {1000 / c:,.0f} runs/s"
+        if cpu.get(sb):
+            text += f"; {sb} at about {1000 / cpu[sb]:,.0f} runs/s"
+        out.append(
+            P(
+                Strong("Load. "),
+                text + ". Python runs one core per process, so beyond "
+                "that you add processes — or a lighter loop.",
+            )
+        )
+    react = facts.token_overhead.get("lc-react")
+    if react is not None and react >= 50:
+        out.append(
+            P(
+                Strong("Tokens. "),
+                f"Text ReAct prompts cost {react:+.0f} tokens per request; tool-calling agents "
+                "do not have that cost. Prefer tool calling, whichever loop you use.",
+            )
+        )
+    if facts.fault_scenarios and lc in facts.fault_handled and sb in facts.fault_handled:
+        gap = facts.fault_handled[sb] - facts.fault_handled[lc]
+        if gap > 0:
+            out.append(
+                P(
+                    Strong("Fault handling. "),
+                    f"{sb} handled {fmt_pct(gap)} more of the fault scenarios as production "
+                    "needs (see the fault matrix): with LangChain, budget for retries, timeouts "
+                    "and breakers of your own.",
+                )
+            )
+        else:
+            out.append(
+                P(Strong("Fault handling. "), f"{lc} handled the fault scenarios as well as {sb}.")
+            )
+    return out
+
+
+def performance(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
+    steps = analysis.step_overhead(data)
+    blocks: list[Block] = [*_slot(charts, "overhead_per_step")]
+    if not steps.empty:
+        blocks.append(
+            Table(
+                ("engine", "runs", "overhead / step (median)", "p25", "p75", "p95", "CPU / step"),
+                tuple(
+                    (
+                        r["engine"],
+                        str(r["runs"]),
+                        _ms(r["median_ms"]),
+                        _ms(r["p25_ms"]),
+                        _ms(r["p75_ms"]),
+                        _ms(r["p95_ms"]),
+                        _ms(r["cpu_median_ms"]),
+                    )
+                    for _, r in steps.iterrows()
+                ),
+                caption="Completed runs of the happy-path scenarios; overhead = run time − mock "
+                "latency − tool time, divided by LLM calls.",
+                numeric=(1, 2, 3, 4, 5, 6),
+            )
+        )
+    blocks.extend(_slot(charts, "latency"))
+    blocks.extend(_slot(charts, "throughput"))
+    if data.throughput is not None:
+        blocks.extend(_throughput_tables(data.throughput))
+    blocks.extend(_slot(charts, "ttft"))
+    return Section("Performance", "performance", tuple(blocks))
+
+
+def _throughput_tables(tp: pd.DataFrame) -> list[Block]:
+    """One table per latency profile: engines down, concurrency levels across."""
+    out: list[Block] = []
+    profiles = [p for p in ("zero", "realistic") if p in set(tp["latency_profile"])]
+    profiles += sorted(set(tp["latency_profile"].dropna()) - set(profiles))
+    for profile in profiles:
+        g = tp[tp["latency_profile"] == profile]
+        levels = sorted(g["concurrency"].dropna().unique())
+        rows = []
+        for engine in order_engines(g["engine"]):
+            e = g[g["engine"] == engine].set_index("concurrency")
+            row: list[str] = [engine]
+            for c in levels:
+                if c in e.index:
+                    r = e.loc[c]
+                    row += [_num(r["runs_per_s"]), _ms(r["p95_ms"])]
+                else:
+                    row += ["–", "–"]
+            rows.append(tuple(row))
+        columns = ["engine"]
+        for c in levels:
+            columns += [f"runs/s @{c:g}", f"p95 @{c:g}"]
+        out.append(
+            Table(
+                tuple(columns),
+                tuple(rows),
+                caption=f"Throughput sweep, latency profile '{profile}': one engine process, "
+                "@N = N runs in flight.",
+                numeric=tuple(range(1, len(columns))),
+            )
+        )
+    return out
+
+
+def tokens(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
+    tok = analysis.token_stats(data)
+    blocks: list[Block] = [*_slot(charts, "tokens")]
+    if not tok.empty:
+        blocks.append(
+            Table(
+                (
+                    "engine",
+                    "prompt tokens / request",
+                    "overhead / request vs raw",
+                    "scenarios compared",
+                ),
+                tuple(
+                    (
+                        r["engine"],
+                        _num(r["tokens_per_request"], "{:,.0f}"),
+                        _num(r["overhead_per_request"], "{:+,.0f}"),
+                        _num(r.get("scenarios"), "{:,.0f}"),
+                    )
+                    for _, r in tok.iterrows()
+                ),
+                caption="Tokens counted with tiktoken cl100k_base on the request bodies the mock "
+                "received.",
+                numeric=(1, 2, 3),
+            )
+        )
+    return Section("Tokens", "tokens", tuple(blocks))
+
+
+def footprint(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> Section:
+    blocks: list[Block] = [*_slot(charts, "footprint")]
+    fp = data.footprint
+    if fp is not None:
+        fp = fp.set_index("engine").loc[order_engines(fp["engine"])].reset_index()
+        blocks.append(
+            Table(
+                ("engine", "import time", "modules", "RSS (MB)"),
+                tuple(
+                    (
+                        r["engine"],
+                        _ms(r["import_ms"]),
+                        _num(r["modules"], "{:,.0f}"),
+                        _num(r["rss_mb"], "{:,.0f}"),
+                    )
+                    for _, r in fp.iterrows()
+                ),
+                numeric=(1, 2, 3),
+            )
+        )
+    if data.code_size is not None:
+        blocks.append(
+            Table(
+                ("code", "path", "files", "code lines"),
+                tuple(
+                    (
+                        str(r["component"]),
+                        str(r["path"]),
+                        _num(r["files"], "{:,.0f}"),
+                        _num(r["lines"], "{:,.0f}"),
+                    )
+                    for _, r in data.code_size.iterrows()
+                ),
+                caption="Counted when the report was generated: Python lines that are not blank, "
+                "not comments and not docstrings.",
+                numeric=(2, 3),
+            )
+        )
+    return Section("Footprint and code size", "footprint-and-code-size", tuple(blocks))
+
+
+def debuggability(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
+    blocks: list[Block] = [*_slot(charts, "debuggability")]
+    dbg = data.debuggability
+    if dbg is not None:
+        d = dbg.assign(
+            recall=pd.to_numeric(dbg["recall"], errors="coerce"),
+            bytes=pd.to_numeric(dbg["bytes"], errors="coerce"),
+            bytes_per_fact=pd.to_numeric(dbg["bytes_per_fact"], errors="coerce"),
+            mode_cost_ms=pd.to_numeric(dbg["mode_cost_ms"], errors="coerce"),
+            localised=dbg["localised"].map(analysis._truthy),
+        )
+        agg = (
+            d.groupby(["engine", "mode"])
+            .agg(
+                scenarios=("scenario", "nunique"),
+                recall=("recall", "mean"),
+                bytes=("bytes", "median"),
+                bytes_per_fact=("bytes_per_fact", "median"),
+                localised=("localised", "mean"),
+                mode_cost_ms=("mode_cost_ms", "median"),
+            )
+            .reset_index()
+        )
+        order = {e: i for i, e in enumerate(order_engines(agg["engine"]))}
+        agg = agg.sort_values(
+            ["engine", "mode"], key=lambda s: s.map(order) if s.name == "engine" else s
+        )
+        blocks.append(
+            Table(
+                (
+                    "engine",
+                    "mode",
+                    "scenarios",
+                    "recall",
+                    "bytes",
+                    "bytes / fact",
+                    "failing step localised",
+                    "cost of the mode",
+                ),
+                tuple(
+                    (
+                        r["engine"],
+                        str(r["mode"]),
+                        _num(r["scenarios"], "{:,.0f}"),
+                        _num(r["recall"], "{:.2f}"),
+                        _num(r["bytes"], "{:,.0f}"),
+                        _num(r["bytes_per_fact"], "{:,.0f}"),
+                        _num(r["localised"], "{:.0%}"),
+                        _ms(r["mode_cost_ms"]),
+                    )
+                    for _, r in agg.iterrows()
+                ),
+                caption="Recall and localisation: mean over scenarios; bytes: median.",
+                numeric=(2, 3, 4, 5, 6, 7),
+            )
+        )
+    return Section("Debuggability", "debuggability", tuple(blocks))
+
+
+def faults(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
+    blocks: list[Block] = [*_slot(charts, "fault_matrix")]
+    fm = analysis.fault_matrix(data)
+    if not fm.empty:
+        engines = order_engines(fm["engine"])
+        scen = sorted(fm["scenario"].unique())
+        cells = fm.set_index(["engine", "scenario"])
+        rows = []
+        for s in scen:
+            row: list[str | Cell] = [s]
+            for e in engines:
+                if (e, s) in cells.index:
+                    c = cells.loc[(e, s)]
+                    mark = "✓" if c["as_expected"] else "✗"
+                    term = f" ({c['termination']})" if c["termination"] else ""
+                    row.append(f"{mark} {c['outcome']}{term}")
+                else:
+                    row.append("not run")
+            rows.append(tuple(row))
+        blocks.append(
+            Table(
+                ("fault scenario", *engines),
+                tuple(rows),
+                caption="✓: ends the way the scenario's base expectation says a production agent "
+                "should; the termination reason in brackets.",
+                css="fault-matrix",
+            )
+        )
+        misses = fm[~fm["as_expected"]]
+        if len(misses):
+            blocks.append(
+                Table(
+                    ("engine", "fault scenario", "outcome", "why it is not what production needs"),
+                    tuple(
+                        (r["engine"], r["scenario"], r["outcome"], r["why"])
+                        for _, r in misses.iterrows()
+                    ),
+                    caption="Every ✗ of the matrix, with the difference from the scenario's base "
+                    "expectation.",
+                )
+            )
+        sc = data.scenarios.set_index("scenario")
+        blocks.append(
+            Bullets(
+                tuple(
+                    P(
+                        Code(s),
+                        f" — expected: {sc.loc[s, 'expect_status']}. {sc.loc[s, 'description'] or ''}",
+                    )
+                    for s in scen
+                )
+            )
+        )
+    return Section("Faults", "faults", tuple(blocks))
+
+
+def per_scenario(data: RunData) -> Section:
+    stats = analysis.scenario_stats(data)
+    if stats.empty:
+        return Section("Per-scenario results", "per-scenario-results", (Note("No runs."),))
+    sc = data.scenarios.set_index("scenario")
+    answers = _sample_answers(data)
+    subs = []
+    for scenario in sorted(stats["scenario"].unique()):
+        g = stats[stats["scenario"] == scenario]
+        blocks: list[Block] = []
+        if scenario in sc.index:
+            row = sc.loc[scenario]
+            tags = ", ".join(row["tags"]) if isinstance(row["tags"], (tuple, list)) else ""
+            if row["description"]:
+                blocks.append(P(str(row["description"])))
+            blocks.append(
+                P(
+                    f"tags: {tags or '–'}; expected status: {row['expect_status']}"
+                    + (" (fault scenario)" if row["fault"] else "")
+                )
+            )
+        rows = []
+        for _, r in g.iterrows():
+            ci = (
+                f"{_num(r['ci_low_ms'], '{:,.2f}')}–{_num(r['ci_high_ms'], '{:,.2f}')}"
+                if pd.notna(r["ci_low_ms"])
+                else "–"
+            )
+            rows.append(
+                (
+                    r["engine"],
+                    r["status"],
+                    _ms(r["median_ms"]),
+                    ci,
+                    f"{_ms(r['p25_ms'])} – {_ms(r['p75_ms'])}",
+                    _ms(r["p95_ms"]),
+                    _ms(r["overhead_step_ms"]),
+                    _ms(r["cpu_ms"]),
+                    _num(r["llm_calls"], "{:g}"),
+                    _num(r["tool_calls"], "{:g}"),
+                    _num(r["tokens_per_request"], "{:,.0f}"),
+                    _num(r["token_overhead"], "{:+,.0f}"),
+                    _ms(r["ttft_ms"]),
+                    _short(answers.get((r["engine"], scenario), "")),
+                )
+            )
+        blocks.append(
+            Table(
+                (
+                    "engine",
+                    "outcomes",
+                    "median",
+                    "95 % CI (ms)",
+                    "IQR",
+                    "p95",
+                    "overhead / step",
+                    "CPU",
+                    "LLM calls",
+                    "tool calls",
+                    "tokens / req",
+                    "Δ tokens vs raw",
+                    "TTFT",
+                    "final answer (first run)",
+                ),
+                tuple(rows),
+                numeric=(2, 3, 5, 6, 7, 8, 9, 10, 11, 12),
+            )
+        )
+        subs.append(Section(scenario, f"scenario-{slug(scenario)}", tuple(blocks), collapsed=True))
+    overview = _scenario_overview(data, stats)
+    return Section(
+        "Per-scenario results",
+        "per-scenario-results",
+        (
+            overview,
+            P(
+                "Wall time per run: median with a bootstrap 95 % confidence interval, IQR and "
+                "p95. The overview gives the median per engine (✗: the engine's runs did not all "
+                "meet the scenario's expectations for that engine); the HTML report folds each "
+                "scenario's full table under its name."
+            ),
+        ),
+        tuple(subs),
+    )
+
+
+def _scenario_overview(data: RunData, stats: pd.DataFrame) -> Table:
+    engines = order_engines(stats["engine"])
+    faults = set(data.fault_scenarios)
+    ok = (
+        data.runs.groupby(["engine", "scenario"])["expect_ok"].agg(
+            lambda s: bool(s.dropna().astype(bool).all()) if s.notna().any() else True
+        )
+        if "expect_ok" in data.runs
+        else pd.Series(dtype=bool)
+    )
+    cells = stats.set_index(["engine", "scenario"])
+    rows = []
+    for scenario in sorted(stats["scenario"].unique(), key=lambda s: (s in faults, s)):
+        row: list[str] = [scenario + (" (fault)" if scenario in faults else "")]
+        for engine in engines:
+            if (engine, scenario) not in cells.index:
+                row.append("–")
+                continue
+            mark = "" if ok.get((engine, scenario), True) else " ✗"
+            row.append(_ms(cells.loc[(engine, scenario), "median_ms"]) + mark)
+        rows.append(tuple(row))
+    return Table(
+        ("scenario", *engines),
+        tuple(rows),
+        caption="Median wall time per run.",
+        numeric=tuple(range(1, len(engines) + 1)),
+    )
+
+
+def _sample_answers(data: RunData) -> dict[tuple[str, str], str]:
+    out: dict[tuple[str, str], str] = {}
+    for r in data.runs.itertuples():
+        key = (str(r.engine), str(r.scenario))
+        if key not in out:
+            answer = r.final_answer if isinstance(r.final_answer, str) else ""
+            if not answer and isinstance(r.error, str):
+                answer = f"[error] {r.error}"
+            out[key] = answer
+    return out
+
+
+def _short(text: str, limit: int = 90) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def environment(data: RunData) -> Section:
+    meta = data.meta or {}
+    if not meta:
+        return Section(
+            "Environment", "environment", (Note("meta.json missing: environment unknown."),)
+        )
+    flat: list[tuple[str, str]] = []
+    packages: dict[str, str] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            if prefix.split(".")[-1] in ("packages", "versions", "package_versions"):
+                packages.update({str(k): str(v) for k, v in value.items()})
+                return
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, list | tuple):
+            text = (
+                ", ".join(str(v) for v in value)
+                if all(not isinstance(v, Mapping | list) for v in value)
+                else json.dumps(value, sort_keys=True, default=str)
+            )
+            flat.append((prefix, text))
+        else:
+            flat.append((prefix, str(value)))
+
+    walk("", meta)
+    blocks: list[Block] = [
+        Table(("key", "value"), tuple((k, _short(v, 160)) for k, v in flat), css="environment")
+    ]
+    if packages:
+        key_pkgs = (
+            "langchain",
+            "langchain-core",
+            "langchain-classic",
+            "langchain-openai",
+            "langgraph",
+            "openai",
+            "httpx",
+            "httpx2",
+            "tiktoken",
+            "pydantic",
+            "numpy",
+            "pandas",
+            "matplotlib",
+        )
+        wanted = [p for p in key_pkgs if p in packages]
+        rest = sorted(p for p in packages if p not in wanted)
+        blocks.append(
+            Table(
+                ("package", "version"),
+                tuple((p, packages[p]) for p in wanted + rest),
+                caption=f"{len(packages)} packages installed when the run was made.",
+            )
+        )
+    return Section("Environment", "environment", tuple(blocks))
+
+
+def caveats(data: RunData, skipped: Sequence[tuple[str, str]]) -> Section:
+    items = [
+        "The LLM is a scripted mock. Real models vary their answers, their latency and their "
+        "token counts; the mock isolates the framework's own cost, which is what is measured.",
+        "Zero mock latency by default: overhead is measured alone. Shares of end-to-end time at "
+        "real latencies are derived from it, not measured end to end.",
+        "Timings come from one machine, possibly shared and noisy; engines run in their own "
+        "worker processes and are interleaved in rounds so drift hits all alike, but absolute "
+        "numbers will differ on other hardware. Ratios travel better than milliseconds.",
+        "Not measured: development speed on complex agents, maintainability, flexibility, "
+        "learning curve, documentation quality, version stability, real-network behaviour.",
+        "Fault handling is judged against each scenario's base expectation (what a production "
+        "agent should do); the LangChain agents run with the settings LangChain's docs use.",
+    ]
+    runs = data.runs
+    cells = runs.groupby(["engine", "scenario"]).size()
+    if len(cells) and cells.min() < 10:
+        items.append(
+            f"Few repeats: some engine × scenario cells have only {cells.min()} runs; "
+            "percentiles beyond p95 are not meaningful there."
+        )
+    ok = runs[runs["status"] == "completed"]
+    if len(ok):
+        cv = ok.groupby(["engine", "scenario"])["wall_ms"].agg(lambda s: s.std() / s.mean())
+        noisy = cv[cv > 0.5]
+        if len(noisy):
+            items.append(
+                f"Noisy cells: {len(noisy)} engine × scenario cells have a coefficient of "
+                "variation above 50 % — prefer medians and the confidence intervals."
+            )
+    for key, reason in skipped:
+        items.append(f"Chart '{key}' skipped: {reason}.")
+    items.extend(data.notes)
+    return Section("Caveats", "caveats", (Bullets(tuple(P(t) for t in items)),))
+
+
+def comparison(blocks: Sequence[Block], baseline_label: str) -> Section:
+    return Section(f"Comparison with {baseline_label}", "comparison", tuple(blocks))
