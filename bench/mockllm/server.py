@@ -39,9 +39,12 @@ def create_app(mock: MockLLM) -> Starlette:
             return Response(reply.body, status_code=reply.status, headers=reply.headers)
 
         async def events():
+            delay, loop = reply.chunk_delay_s, asyncio.get_running_loop()
+            start = loop.time()
             for i, chunk in enumerate(reply.chunks):
-                if reply.chunk_delay_s and i:
-                    await asyncio.sleep(reply.chunk_delay_s)
+                # paced against a schedule, so that sleep overshoots do not accumulate
+                if delay and i and (wait := start + i * delay - loop.time()) > 0:
+                    await asyncio.sleep(wait)
                 yield chunk
 
         return StreamingResponse(events(), status_code=reply.status, headers=reply.headers)

@@ -51,9 +51,13 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
 
         async def __aiter__(self):
             delay = self._reply.chunk_delay_s
+            loop = asyncio.get_running_loop()
+            start = loop.time()
             for i, chunk in enumerate(self._reply.chunks or ()):
-                if delay and i:
-                    await asyncio.sleep(delay)
+                # paced against a schedule: each sleep's overshoot (epoll rounds up to the
+                # millisecond) must not add up over hundreds of chunks
+                if delay and i and (wait := start + i * delay - loop.time()) > 0:
+                    await asyncio.sleep(wait)
                 yield chunk
 
     class SyncChunks(lib.SyncByteStream):
@@ -62,9 +66,10 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
 
         def __iter__(self):
             delay = self._reply.chunk_delay_s
+            start = time.monotonic()
             for i, chunk in enumerate(self._reply.chunks or ()):
-                if delay and i:
-                    time.sleep(delay)
+                if delay and i and (wait := start + i * delay - time.monotonic()) > 0:
+                    time.sleep(wait)
                 yield chunk
 
     class MockAsyncTransport(lib.AsyncBaseTransport):
