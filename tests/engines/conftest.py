@@ -18,7 +18,7 @@ from bench.mockllm.transport import BASE_URL
 from scenarios import Scenario, load_scenarios
 
 # a run deadline for tests that set one (else the scenario's limits.run_timeout_s applies)
-TEST_RUN_TIMEOUT_S = 1.5
+TEST_RUN_TIMEOUT_S = 0.8
 
 
 @pytest.fixture(scope="session")
