@@ -1,0 +1,109 @@
+"""Derived numbers: code lines, break-even latencies, the fault judge, token overhead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.report import analysis, codesize
+from tests.report.synth import Params, make
+
+SOURCE = '''"""Module docstring,
+two lines."""
+
+import os  # a comment
+
+
+def f(x):
+    """Docstring."""
+    # only a comment
+    y = """not a docstring,
+    a string"""
+    return x + len(y)
+'''
+
+
+def test_code_lines_skip_blanks_comments_and_docstrings() -> None:
+    # import, def, y = (2 lines), return
+    assert codesize.code_lines(SOURCE) == 5
+
+
+def test_measure_finds_the_core_loop(tmp_path: Path) -> None:
+    pkg = tmp_path / "scheduler"
+    pkg.mkdir()
+    (pkg / "agent.py").write_text("class A:\n    async def run(self):\n        return 1\n")
+    (pkg / "breaker.py").write_text("X = 1\n")
+    frame = codesize.measure(tmp_path)
+    assert frame.to_dict("records") == [
+        {"component": "scheduler", "path": "scheduler", "files": 2, "lines": 4},
+        {"component": "scheduler core loop", "path": "scheduler/agent.py", "files": 1, "lines": 3},
+    ]
+
+
+def test_breakeven_latencies() -> None:
+    # 5 ms per step is 1 % of a step when the LLM takes 495 ms
+    assert analysis.breakeven_latency(5.0, 0.01) == pytest.approx(495.0)
+    assert analysis.overhead_share(5.0, 495.0) == pytest.approx(0.01)
+    # 4 ms more than the scheduler's 1 ms: extra / (5 + L) = 10 % at L = 35 ms
+    assert analysis.breakeven_extra_latency(5.0, 1.0, 0.10) == pytest.approx(35.0)
+    assert analysis.breakeven_extra_latency(1.0, 5.0, 0.10) == 0.0
+
+
+def test_fault_judge_uses_the_base_expectation() -> None:
+    exp = pd.Series(
+        {
+            "expect_status": "aborted",
+            "expect_termination": "repeated_calls",
+            "expect_tools": ("get_job_status", "get_job_status"),
+            "expect_final_contains": None,
+        }
+    )
+
+    def run(**kw: object) -> object:
+        base = {
+            "status": "aborted",
+            "termination": "repeated_calls",
+            "tools": ["get_job_status"] * 2,
+        }
+        return type("Run", (), {**base, **kw})()
+
+    assert analysis.base_expectation_misses(run(), exp) == []
+    assert analysis.base_expectation_misses(
+        run(termination="max_steps", tools=["get_job_status"] * 8), exp
+    ) == [
+        "ended by max_steps, production needs repeated_calls",
+        "tools ['get_job_status', 'get_job_status', 'get_job_status', 'get_job_status', "
+        "'get_job_status', 'get_job_status', 'get_job_status', 'get_job_status'], production "
+        "needs ['get_job_status', 'get_job_status']",
+    ]
+
+
+def test_fault_matrix_outcomes() -> None:
+    fm = analysis.fault_matrix(make(Params(repeats=2)))
+    cell = fm.set_index(["engine", "scenario"])
+    assert cell.loc[("scheduler", "tool_flaky"), ["outcome", "as_expected"]].tolist() == [
+        "recovered",
+        True,
+    ]
+    assert cell.loc[("lc-agentexecutor", "tool_flaky"), ["outcome", "as_expected"]].tolist() == [
+        "failed",
+        False,
+    ]
+    assert cell.loc[("raw", "tool_timeout"), "why"] == "status error, production needs completed"
+
+
+def test_token_overhead_turn_by_turn() -> None:
+    mine = pd.DataFrame(
+        {
+            "request_prompt_tokens": [[100, 150, 200], [100, 150, 200]],
+            "prompt_tokens": 450,
+            "llm_calls": 3,
+        }
+    )
+    raw = pd.DataFrame({"request_prompt_tokens": [[90, 140]], "prompt_tokens": 230, "llm_calls": 2})
+    assert analysis.token_overhead(mine, raw) == 10.0  # aligned on the first two turns
+    mine = mine.drop(columns="request_prompt_tokens")
+    raw = raw.drop(columns="request_prompt_tokens")
+    assert analysis.token_overhead(mine, raw) == 150.0 - 115.0  # per-request means

@@ -1,0 +1,193 @@
+"""The adapter reads a run directory in the runner's formats; the CLI writes the report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.cli import main
+from bench.report.load import NotARunDir, load_run_dir
+from bench.results import RunStore
+
+ENGINES = {"raw": 0.2, "scheduler": 0.4, "lc-agentexecutor": 4.0}  # overhead per step, ms
+
+
+def run_row(engine: str, scenario: str, repeat: int, **changes: object) -> dict:
+    step = ENGINES[engine]
+    calls = 3 if scenario == "customer_returns" else 4
+    row = {
+        "engine": engine,
+        "scenario": scenario,
+        "latency": "zero",
+        "transport": "inprocess",
+        "round": 0,
+        "repeat": repeat,
+        "phase": "timed",
+        "status": "completed",
+        "termination": "stop",
+        "wall_ms": step * calls + 0.1 + repeat * 0.01,
+        "cpu_ms": step * calls,
+        "overhead_ms": step * calls + repeat * 0.01,
+        "tool_ms": 0.1,
+        "mock_latency_ms": 0.0,
+        "llm_calls": calls,
+        "tool_calls": calls - 1,
+        "prompt_tokens": 100 * calls + (30 * calls if engine == "lc-agentexecutor" else 0),
+        "completion_tokens": 20,
+        "request_prompt_tokens": [100 + (30 if engine == "lc-agentexecutor" else 0)] * calls,
+        "ttft_ms": None,
+        "final_answer": "Returns are accepted within 30 days. Your parcel is out for delivery.",
+        "error": None,
+        "tools": ["track_parcel"] * 3 if scenario == "tool_flaky" else ["a", "b"],
+        "expect_ok": True,
+    }
+    row.update(changes)
+    return row
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "run-1"
+    with RunStore(directory) as store:
+        store.create()
+        store.write_meta(
+            {
+                "run_id": "run-1",
+                "complete": True,
+                "config": {"engines": list(ENGINES), "quick": False},
+                "machine": {"cpu_model": "Test CPU", "cpu_logical": 2},
+                "git": {"sha": "abc123"},
+                "packages": {"langchain": "1.5.2"},
+            }
+        )
+        for engine in ENGINES:
+            store.append("runs.jsonl", run_row(engine, "customer_returns", 0, phase="warmup"))
+            for repeat in range(5):
+                store.append("runs.jsonl", run_row(engine, "customer_returns", repeat))
+                flaky = {}
+                if engine == "lc-agentexecutor":
+                    flaky = {
+                        "status": "failed",
+                        "termination": "tool_error",
+                        "tools": ["track_parcel"],
+                    }
+                store.append("runs.jsonl", run_row(engine, "tool_flaky", repeat, **flaky))
+        # a crash, then the retry of --resume: the later row wins
+        store.append("runs.jsonl", run_row("raw", "tool_flaky", 0, crashed=True, status=None))
+        store.append("runs.jsonl", run_row("raw", "tool_flaky", 0))
+        store.append("runs.jsonl", run_row("scheduler", "tool_flaky", 4, crashed=True, status=None))
+    pd.DataFrame(
+        [
+            {
+                "engine": e,
+                "stack_import_ms": 100.0 * (i + 1),
+                "stack_modules": 200 * (i + 1),
+                "stack_rss_mb": 10.0 * (i + 1),
+                "peak_rss_mb": 80.0,
+                "engine_modules": 5,
+            }
+            for i, e in enumerate(ENGINES)
+        ]
+    ).to_csv(directory / "footprint.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "engine": e,
+                "scenario": "customer_returns",
+                "latency": "zero",
+                "transport": "inprocess",
+                "concurrency": c,
+                "runs": 10,
+                "errors": 0,
+                "runs_per_s": 1000 / (s * 3) * min(c, 2),
+                "latency_p50_ms": s * 3,
+                "latency_p95_ms": s * 4,
+                "latency_p99_ms": s * 5,
+                "cpu_ms_per_run": s * 3,
+                "crashed": False,
+            }
+            for e, s in ENGINES.items()
+            for c in (1, 10)
+        ]
+    ).to_csv(directory / "throughput.csv", index=False)
+    return directory
+
+
+def test_reads_the_runners_files(run_dir: Path) -> None:
+    data = load_run_dir(run_dir, repo_root=None)
+    assert data.engines == list(ENGINES)
+    runs = data.runs
+    assert len(runs) == 3 * 10  # warm-ups left out, the resumed row replaced the crashed one
+    crashed = runs[
+        (runs["engine"] == "scheduler") & (runs["scenario"] == "tool_flaky") & (runs["repeat"] == 4)
+    ]
+    assert crashed[["status", "termination"]].values.tolist() == [["error", "crashed"]]
+    assert data.fault_scenarios == ["tool_flaky"]  # from the scenario file's tags
+    assert data.happy_scenarios == ["customer_returns"]
+    flaky = data.scenarios.set_index("scenario").loc["tool_flaky"]
+    assert (flaky["expect_status"], flaky["expect_final_contains"]) == (
+        "completed",
+        "out for delivery",
+    )
+    assert data.footprint[["engine", "import_ms", "modules", "rss_mb"]].values.tolist() == [
+        ["raw", 100.0, 200.0, 10.0],
+        ["scheduler", 200.0, 400.0, 20.0],
+        ["lc-agentexecutor", 300.0, 600.0, 30.0],
+    ]
+    assert set(data.throughput["latency_profile"]) == {"zero"}
+    assert data.throughput["p95_ms"].tolist()[:2] == [0.8, 0.8]
+    assert data.debuggability is None
+    assert data.notes == ("debuggability.csv not found: debuggability not measured in this run.",)
+
+
+def test_not_a_run_dir(tmp_path: Path) -> None:
+    with pytest.raises(NotARunDir, match=r"no runs\.jsonl"):
+        load_run_dir(tmp_path)
+
+
+def test_cli_writes_the_report(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert main(["report", str(run_dir), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:3] == [
+        str(out / "report.md"),
+        str(out / "report.html"),
+        f"{out / 'charts'}/ (7 charts)",
+    ]
+    assert "  skipped chart debuggability: no debuggability scores in this run" in printed
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| tool_flaky | ✓ recovered (stop) | ✓ recovered (stop) | ✗ failed (tool_error) |" in md
+    assert "lc-agentexecutor +30" in md  # token overhead per request, turn by turn
+
+
+def test_cli_usage_errors(
+    tmp_path: Path, run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"schedbench report: error: {tmp_path / 'nope'}: not a directory\n"
+    )
+    assert main(["report", str(run_dir), "--baseline", str(tmp_path / "nope")]) == 2
+    assert "--baseline" in capsys.readouterr().err
+
+
+def test_cli_baseline_adds_a_comparison(run_dir: Path, tmp_path: Path) -> None:
+    baseline = tmp_path / "run-0"
+    shutil.copytree(run_dir, baseline)
+    meta = json.loads((baseline / "meta.json").read_text())
+    meta["git"]["sha"] = "def456"
+    (baseline / "meta.json").write_text(json.dumps(meta))
+    out = tmp_path / "out"
+    assert main(["report", str(run_dir), "--baseline", str(baseline), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Comparison with baseline run-0" in md
+    assert "> **Note:** The environments differ: git: def456 -> abc123" in md
+    assert "| customer_returns | lc-agentexecutor | zero, inprocess |" in md
+    assert "no change (not significant)" in md
