@@ -128,7 +128,8 @@ class Browser:
 
 
 PAGE_STATE = """(() => {
-  if (document.readyState !== 'complete') return null;
+  // the new tab starts as about:blank, which is "complete" with no images: wait for ours
+  if (location.protocol !== 'file:' || document.readyState !== 'complete') return null;
   const imgs = [...document.images];
   if (imgs.some(i => !i.complete)) return null;
   return {
