@@ -44,7 +44,8 @@ def score_line(score: Score) -> str:
     )
     loc = score.localisation
     if loc is not None:
-        parts = [f"tool {'yes' if loc.tool else 'no'}", f"error {'yes' if loc.error else 'no'}"]
+        parts = [] if loc.tool is None else [f"tool {'yes' if loc.tool else 'no'}"]
+        parts.append(f"error {'yes' if loc.error else 'no'}")
         parts.append(f"step {'yes' if loc.step else 'no'}")
         text += f"; fault localised: {'yes' if loc.localised else 'no'} ({', '.join(parts)})"
     return text

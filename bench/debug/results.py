@@ -80,7 +80,7 @@ class Row:
             "lines": s.lines,
             "bytes_per_fact": "" if s.bytes_per_fact is None else round(s.bytes_per_fact, 1),
             "failure_step": "" if failure is None else failure.step,
-            "loc_tool": "" if loc is None else int(loc.tool),
+            "loc_tool": "" if loc is None or loc.tool is None else int(loc.tool),
             "loc_error": "" if loc is None else int(loc.error),
             "loc_step": "" if loc is None else int(loc.step),
             "localised": "" if loc is None else int(loc.localised),

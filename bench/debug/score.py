@@ -311,13 +311,13 @@ def step_localised(output: str, error: Fact, step: int) -> bool:
 class Localisation:
     """For a failure run: does the output name the failing tool, its error and the step?"""
 
-    tool: bool  # True when the failure was the LLM call itself (no tool to name)
+    tool: bool | None  # None when the LLM call itself failed (no tool to name)
     error: bool
     step: bool
 
     @property
     def localised(self) -> bool:
-        return self.tool and self.error and self.step
+        return self.tool is not False and self.error and self.step
 
 
 @dataclass(frozen=True)
@@ -383,9 +383,9 @@ def score_output(output: str, truth: GroundTruth | Sequence[Fact]) -> Score:
         by_kind[fact.kind] = (found + hit, total + 1)
     localisation = None
     if failure is not None:
-        tool_named = failure.tool is None or (
-            bool(text) and fact_found(Fact(TOOL, failure.step, failure.tool), text)
-        )
+        tool_named = None
+        if failure.tool is not None:
+            tool_named = bool(text) and fact_found(Fact(TOOL, failure.step, failure.tool), text)
         error_named = bool(text) and fact_found(failure.error, text)
         localisation = Localisation(tool_named, error_named, bool(step_named))
     return Score(

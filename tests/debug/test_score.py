@@ -161,7 +161,9 @@ def test_localisation_needs_tool_error_and_step() -> None:
     )
     llm = GroundTruth(facts=(error,), failure=Failure(1, None, error), calls=())
     loc = score_output("step 1 failed: upstream is down", llm).localisation
-    assert loc is not None and loc.localised
+    assert loc is not None and loc.localised and loc.tool is None
+    empty = score_output("", llm).localisation
+    assert empty is not None and (empty.tool, empty.error, empty.localised) == (None, False, False)
 
 
 def _failure_truth(step: int = 2) -> GroundTruth:
