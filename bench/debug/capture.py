@@ -162,6 +162,17 @@ def find_objects(root: Any, predicate: Callable[[Any], bool], depth: int = 3) ->
     return found
 
 
+def _targets(prepared: Any, predicate: Callable[[Any], bool], mode: str, what: str) -> list[Any]:
+    """The objects a mode switches on; an engine that hides them is an error, not a zero."""
+    found = find_objects(prepared, predicate)
+    if not found:
+        raise RuntimeError(
+            f"debug mode {mode!r}: no {what} found in {type(prepared).__name__}; "
+            "bench/debug/capture.py must learn where this engine keeps it"
+        )
+    return found
+
+
 def _is_agent_executor(obj: Any) -> bool:
     return type(obj).__name__ == "AgentExecutor"
 
@@ -197,18 +208,18 @@ class _Session:
 
     def after_prepare(self, prepared: Any) -> None:
         if self.mode == "verbose":
-            for executor in find_objects(prepared, _is_agent_executor):
+            for executor in _targets(prepared, _is_agent_executor, self.mode, "AgentExecutor"):
                 executor.verbose = True
         elif self.mode == "graph-debug":
-            for graph in find_objects(prepared, _is_graph):
+            for graph in _targets(prepared, _is_graph, self.mode, "compiled graph"):
                 graph.debug = True
         elif self.mode == "stream-debug":
-            for graph in find_objects(prepared, _is_graph):
+            for graph in _targets(prepared, _is_graph, self.mode, "compiled graph"):
                 self._stream_debug(graph)
         elif self.mode == "run-tree":
             self._collect_runs(prepared)
         elif self.mode in ("tree", "json"):
-            for agent in find_objects(prepared, _is_lightweight_agent):
+            for agent in _targets(prepared, _is_lightweight_agent, self.mode, "LightweightAgent"):
                 self._keep_results(agent)
 
     def _keep_results(self, agent: Any) -> None:

@@ -102,3 +102,11 @@ def test_mode_cost_reports_paired_medians(scenario) -> None:
     )
     assert 0 < cost.off_ms < 1000 and 0 < cost.on_ms < 1000
     assert abs(cost.cost_ms) < 1000
+
+
+@pytest.mark.parametrize("mode", ["verbose", "graph-debug", "stream-debug", "tree", "json"])
+def test_a_mode_that_finds_nothing_to_switch_on_fails_loudly(mode: str) -> None:
+    from bench.debug.capture import _Session
+
+    with pytest.raises(RuntimeError, match=f"debug mode '{mode}': no .* found in dict"):
+        _Session(mode).after_prepare({"agent": object()})
