@@ -99,17 +99,17 @@ def build_document(
 
 
 def _machine(meta: dict) -> str:
-    for key in ("machine", "platform", "host"):
-        value = meta.get(key)
-        if isinstance(value, dict):
-            parts = [
-                str(value[k]) for k in ("cpu", "processor", "cpu_count", "system") if value.get(k)
-            ]
-            if parts:
-                return ", ".join(parts)
-        elif value:
-            return str(value)
-    return ""
+    """'AMD EPYC, 2 logical CPUs, git 8685c60 (dirty)' from meta.json, as far as known."""
+    machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
+    parts = []
+    if machine.get("cpu_model"):
+        parts.append(str(machine["cpu_model"]))
+    if machine.get("cpu_logical"):
+        parts.append(f"{machine['cpu_logical']} logical CPUs")
+    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    if git.get("sha"):
+        parts.append(f"git {str(git['sha'])[:8]}" + (" (dirty)" if git.get("dirty") else ""))
+    return ", ".join(parts)
 
 
 def build_report(

@@ -69,7 +69,7 @@ def _runs(rows: list[dict[str, Any]]) -> pd.DataFrame:
         if row.get("crashed"):
             rec["status"] = "error"
             rec["error"] = rec.get("error") or "the worker process crashed during this run"
-            rec["termination"] = "crashed"
+            rec["termination"] = rec.get("termination") or "worker_crash"
         records.append(rec)
     return pd.DataFrame(records)
 

@@ -336,10 +336,10 @@ def _choose_bullets(facts: Facts, cpu: Mapping[str, float]) -> list[Paragraph]:
         l1, l10 = (analysis.breakeven_latency(lc_step, s) for s in (0.01, 0.10))
         out.append(
             P(
-                Strong("LangChain is fast enough "),
-                f"when each LLM call takes more than {_latency_text(l1)} ({lc}'s overhead is then "
-                f"under 1 % of a step; under 10 % above {_latency_text(l10)}). Hosted models "
-                "usually take 300 ms – 3 s per call.",
+                Strong("Latency. "),
+                f"{lc}'s overhead stops mattering (under 1 % of a step) when each LLM call takes "
+                f"more than {_latency_text(l1)}, and is under 10 % above {_latency_text(l10)}. "
+                "Hosted models usually take 300 ms – 3 s per call.",
             )
         )
     c = cpu.get(lc or "")
@@ -365,13 +365,15 @@ def _choose_bullets(facts: Facts, cpu: Mapping[str, float]) -> list[Paragraph]:
         )
     if facts.fault_scenarios and lc in facts.fault_handled and sb in facts.fault_handled:
         gap = facts.fault_handled[sb] - facts.fault_handled[lc]
+        n = facts.fault_scenarios
         if gap > 0:
             out.append(
                 P(
                     Strong("Fault handling. "),
-                    f"{sb} handled {fmt_pct(gap)} more of the fault scenarios as production "
-                    "needs (see the fault matrix): with LangChain, budget for retries, timeouts "
-                    "and breakers of your own.",
+                    f"{sb} ended {round(facts.fault_handled[sb] * n)} of {n} fault scenarios the "
+                    f"way production needs, {lc} {round(facts.fault_handled[lc] * n)} (see the "
+                    "fault matrix): with LangChain, budget for the missing retries, timeouts, "
+                    "breakers and guards yourself.",
                 )
             )
         else:

@@ -77,9 +77,17 @@ def run_dir(tmp_path: Path) -> Path:
                     }
                 store.append("runs.jsonl", run_row(engine, "tool_flaky", repeat, **flaky))
         # a crash, then the retry of --resume: the later row wins
-        store.append("runs.jsonl", run_row("raw", "tool_flaky", 0, crashed=True, status=None))
+        store.append(
+            "runs.jsonl",
+            run_row(
+                "raw", "tool_flaky", 0, crashed=True, status="error", termination="worker_crash"
+            ),
+        )
         store.append("runs.jsonl", run_row("raw", "tool_flaky", 0))
-        store.append("runs.jsonl", run_row("scheduler", "tool_flaky", 4, crashed=True, status=None))
+        store.append(
+            "runs.jsonl",
+            run_row("scheduler", "tool_flaky", 4, crashed=True, status=None, termination=None),
+        )
     pd.DataFrame(
         [
             {
@@ -125,7 +133,7 @@ def test_reads_the_runners_files(run_dir: Path) -> None:
     crashed = runs[
         (runs["engine"] == "scheduler") & (runs["scenario"] == "tool_flaky") & (runs["repeat"] == 4)
     ]
-    assert crashed[["status", "termination"]].values.tolist() == [["error", "crashed"]]
+    assert crashed[["status", "termination"]].values.tolist() == [["error", "worker_crash"]]
     assert data.fault_scenarios == ["tool_flaky"]  # from the scenario file's tags
     assert data.happy_scenarios == ["customer_returns"]
     flaky = data.scenarios.set_index("scenario").loc["tool_flaky"]
