@@ -26,6 +26,7 @@ import logging
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -38,6 +39,8 @@ from bench.mockllm.transport import BASE_URL
 from scenarios import Scenario
 
 T = TypeVar("T")
+
+CONSOLE_MODES = ("verbose", "set-debug", "graph-debug")  # what lands on the console
 
 _LOOP: asyncio.AbstractEventLoop | None = None
 _ENGINES: dict[str, Any] = {}
@@ -221,6 +224,21 @@ class _Session:
         elif self.mode in ("tree", "json"):
             for agent in _targets(prepared, _is_lightweight_agent, self.mode, "LightweightAgent"):
                 self._keep_results(agent)
+        if self.mode in CONSOLE_MODES:
+            self._echo_exceptions(prepared)
+
+    def _echo_exceptions(self, prepared: Any) -> None:
+        """An exception escaping ``agent.ainvoke`` reaches the user's console as a traceback.
+
+        LangChain lets a tool's or the LLM client's exception escape the agent call; the
+        engine catches it, but a user's console would show its traceback right after the
+        mode's output, so the traceback is part of what the console mode shows.
+        """
+        agent = getattr(prepared, "agent", None)
+        if agent is None or not hasattr(agent, "ainvoke"):
+            return
+        prepared.agent = _ExceptionEcho(agent)
+        self.stack.callback(setattr, prepared, "agent", agent)
 
     def _keep_results(self, agent: Any) -> None:
         """Keep the ``RunResult`` that ``agent.run()`` / ``agent.stream()`` hands the caller."""
@@ -315,6 +333,23 @@ class _Session:
             trace.print_tree(file=buffer)  # what a user prints
             return buffer.getvalue()
         raise ValueError(f"unknown debug mode {mode!r}")
+
+
+class _ExceptionEcho:
+    """Delegates to an agent; prints an escaping exception's traceback as Python would."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await self._inner.ainvoke(*args, **kwargs)
+        except Exception as exc:
+            traceback.print_exception(exc, file=sys.stderr)
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def _restore_attr(obj: Any, name: str, value: Any) -> None:

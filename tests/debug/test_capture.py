@@ -110,3 +110,14 @@ def test_a_mode_that_finds_nothing_to_switch_on_fails_loudly(mode: str) -> None:
 
     with pytest.raises(RuntimeError, match=f"debug mode '{mode}': no .* found in dict"):
         _Session(mode).after_prepare({"agent": object()})
+
+
+def test_console_modes_show_an_escaping_exception_as_the_console_would() -> None:
+    flaky = load_scenarios()["tool_flaky"]
+    c = capture("lc-agentexecutor", flaky, "verbose")
+    assert c.record.status == "failed"
+    assert c.output.startswith("\n\n\x1b[1m> Entering new AgentExecutor chain...")
+    assert "Traceback (most recent call last):" in c.output
+    assert c.output.rstrip().endswith(
+        "ToolFailure: ConnectionResetError: [Errno 104] Connection reset by peer"
+    )
