@@ -385,10 +385,22 @@ def peak_throughput(data: RunData, profile: str = "zero") -> pd.DataFrame:
     return _ordered(pd.DataFrame(rows, columns=cols))
 
 
+DEBUG_RECALL_TIE = 0.05  # modes this close to an engine's best recall count as equally good
+
+
 def debug_best(data: RunData) -> pd.DataFrame:
-    """Per engine: its most useful debug mode (highest mean recall, then fewest bytes/fact)."""
+    """Per engine: its most useful debug mode, and the best fault localisation of any mode.
+
+    The most useful mode has the fewest bytes per fact among the modes whose mean recall is
+    within ``DEBUG_RECALL_TIE`` of the engine's highest (a user reaches for the mode that
+    tells as much with less to read). ``localised_best``: the highest share of fault
+    scenarios in which some mode of the engine lets you locate the failing step.
+    """
     dbg = data.debuggability
-    cols = ["engine", "mode", "recall", "bytes", "bytes_per_fact", "localised", "mode_cost_ms"]
+    cols = [
+        "engine", "mode", "recall", "bytes", "bytes_per_fact", "localised", "mode_cost_ms",
+        "localised_best",
+    ]  # fmt: skip
     if dbg is None:
         return pd.DataFrame(columns=cols)
     d = dbg.copy()
@@ -407,14 +419,16 @@ def debug_best(data: RunData) -> pd.DataFrame:
         .reset_index()
     )
     modes = modes[modes["recall"].notna()]
-    best = (
-        modes.assign(_bpf=modes["bytes_per_fact"].fillna(math.inf))
-        .sort_values(["engine", "recall", "_bpf"], ascending=[True, False, True])
-        .groupby("engine")
-        .head(1)
-        .drop(columns="_bpf")
-    )
-    return _ordered(best[cols])
+    rows = []
+    for _, g in modes.groupby("engine"):
+        near = g[g["recall"] >= g["recall"].max() - DEBUG_RECALL_TIE]
+        best = near.assign(_bpf=near["bytes_per_fact"].fillna(math.inf)).sort_values(
+            ["_bpf", "recall"], ascending=[True, False]
+        )
+        row = best.iloc[0].drop("_bpf").to_dict()
+        row["localised_best"] = g["localised"].max()
+        rows.append(row)
+    return _ordered(pd.DataFrame(rows, columns=cols))
 
 
 def _truthy(value: object) -> float:
@@ -454,6 +468,7 @@ class Facts:
     debug_recall: dict[str, float] = field(default_factory=dict)  # best mode per engine
     debug_bytes_per_fact: dict[str, float] = field(default_factory=dict)
     debug_mode: dict[str, str] = field(default_factory=dict)
+    debug_localised: dict[str, float] = field(default_factory=dict)  # best mode's share
     debug_cost_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # engine->mode->ms
 
     @property
@@ -529,5 +544,6 @@ def compute_facts(data: RunData) -> Facts:
         debug_recall=_clean(dbg["recall"].to_dict()) if len(dbg) else {},
         debug_bytes_per_fact=_clean(dbg["bytes_per_fact"].to_dict()) if len(dbg) else {},
         debug_mode={str(k): str(v) for k, v in dbg["mode"].to_dict().items()} if len(dbg) else {},
+        debug_localised=_clean(dbg["localised_best"].to_dict()) if len(dbg) else {},
         debug_cost_ms=debug_cost,
     )

@@ -64,6 +64,22 @@ def _fmt_ms(v: float) -> str:
     return f"{v * 1000:.0f} µs"
 
 
+def _label(text: object, limit: int = 28) -> str:
+    """A label short enough for a chart (long names would squeeze the axes away)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bytes(n: float) -> str:
+    return (
+        f"{n / 1000:,.0f} kB"
+        if n >= 10_000
+        else f"{n / 1000:.1f} kB"
+        if n >= 1000
+        else f"{n:.0f} B"
+    )
+
+
 def _plain_log(ax, axis: str = "x") -> None:
     """Log scale with plain tick labels (0.1, 1, 10, 100) instead of powers of ten."""
     fmt = mpl.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}")
@@ -90,10 +106,10 @@ def _engine_bars(ax, engines: list[str], values: list[float], *, horizontal: boo
         else:
             bars.extend(ax.bar(y[i], v, width=0.7, **k))
     if horizontal:
-        ax.set_yticks(y, engines)
+        ax.set_yticks(y, [_label(e) for e in engines])
         ax.invert_yaxis()
     else:
-        ax.set_xticks(y, engines, rotation=30, ha="right")
+        ax.set_xticks(y, [_label(e) for e in engines], rotation=30, ha="right")
     return bars
 
 
@@ -150,7 +166,7 @@ def latency_by_scenario(stats: pd.DataFrame, fault_scenarios: tuple[str, ...] = 
                 label=engine,
             )
         _plain_log(ax)
-        ax.set_yticks(range(len(scenarios)), scenarios)
+        ax.set_yticks(range(len(scenarios)), [_label(n) for n in scenarios])
         for j in range(1, len(scenarios)):
             ax.axhline(j - 0.5, color="#cccccc", lw=0.5)
         ax.set_ylim(rows - 0.5, -0.5)
@@ -206,7 +222,7 @@ def throughput(tp: pd.DataFrame) -> Figure:
     tp = _require(tp, "throughput sweep", "runs_per_s")
     profiles = [p for p in ("zero", "realistic") if p in set(tp["latency_profile"])]
     profiles += sorted(set(tp["latency_profile"].dropna()) - set(profiles))
-    fig = _fig(4.2 * len(profiles) + 1.0, 6.5)
+    fig = _fig(max(8.5, 4.2 * len(profiles) + 1.0), 6.5)
     axes = fig.subplots(2, len(profiles), squeeze=False)
     engines = order_engines(tp["engine"])
     for c, profile in enumerate(profiles):
@@ -411,7 +427,8 @@ def ttft(tt: pd.DataFrame) -> Figure:
 
 
 def debuggability(dbg: pd.DataFrame) -> Figure:
-    """Recall of the key facts against the bytes of debug output, per engine and mode."""
+    """Recall of the key facts against the bytes of debug output: one panel per engine, its
+    modes labelled, every other engine's modes in grey behind for comparison."""
     dbg = _require(dbg, "debuggability scores", "recall")
     d = dbg.assign(
         recall=pd.to_numeric(dbg["recall"], errors="coerce"),
@@ -419,41 +436,70 @@ def debuggability(dbg: pd.DataFrame) -> Figure:
     )
     pts = d.groupby(["engine", "mode"]).agg(recall=("recall", "mean"), bytes=("bytes", "median"))
     pts = pts.reset_index().dropna(subset=["recall", "bytes"])
-    pts = pts[pts["bytes"] > 0]  # a mode with no output (off) has nothing to place
+    pts = pts[pts["bytes"] > 0]  # a mode with no output (none/off) has nothing to place
     if pts.empty:
         raise NoData("no debuggability scores with both recall and bytes")
-    fig = _fig(8, 5)
-    ax = fig.add_subplot()
-    seen: set[str] = set()
-    for _, row in pts.iterrows():
-        st = style(row["engine"])
-        ax.plot(
-            row["bytes"],
-            row["recall"],
-            linestyle="none",
-            marker=st.marker,
-            markersize=8,
-            color=st.color,
-            markeredgecolor="black",
-            markeredgewidth=0.6,
-            label=row["engine"] if row["engine"] not in seen else None,
+    engines = order_engines(pts["engine"])
+    cols = min(4, len(engines))
+    rows = -(-len(engines) // cols)
+    fig = _fig(3.0 * cols + 0.6, 2.7 * rows + 0.9)
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+    lo, hi = pts["bytes"].min() / 2, pts["bytes"].max() * 3
+    for k, ax in enumerate(axes.flat):
+        if k >= len(engines):
+            ax.set_visible(False)
+            continue
+        engine = engines[k]
+        st = style(engine)
+        ax.plot(pts["bytes"], pts["recall"], linestyle="none", marker=".", color="#c8c8c8")
+        mine = pts[pts["engine"] == engine].sort_values("bytes")
+        for n, (_, row) in enumerate(mine.iterrows()):
+            ax.plot(
+                row["bytes"],
+                row["recall"],
+                linestyle="none",
+                marker=st.marker,
+                markersize=8,
+                color=st.color,
+                markeredgecolor="black",
+                markeredgewidth=0.6,
+            )
+            ax.annotate(
+                str(n + 1),
+                (row["bytes"], row["recall"]),
+                xytext=(5, 4),
+                textcoords="offset points",
+                fontsize=7,
+                fontweight="bold",
+            )
+        key = "\n".join(
+            f"{n + 1} {_label(m, 16)}: {r:.2f}, {_bytes(b)}"
+            for n, (m, r, b) in enumerate(
+                zip(mine["mode"], mine["recall"], mine["bytes"], strict=True)
+            )
         )
-        seen.add(row["engine"])
-        ax.annotate(
-            str(row["mode"]),
-            (row["bytes"], row["recall"]),
-            xytext=(5, 3),
-            textcoords="offset points",
+        ax.text(
+            0.97,
+            0.04,
+            key,
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
             fontsize=7,
+            bbox={"facecolor": "white", "edgecolor": "#bbbbbb", "alpha": 0.9, "pad": 2},
         )
-    _plain_log(ax)
-    ax.set_ylim(-0.05, 1.08)
-    ax.set_xlabel("debug output per run (bytes, log scale; median over scenarios)")
-    ax.set_ylabel("recall of the key facts (0–1, mean over scenarios)")
-    ax.set_title("Debuggability: what you learn (recall) against what you must read (bytes)")
-    handles, labels = ax.get_legend_handles_labels()
-    order = order_engines(labels)
-    ax.legend([handles[labels.index(e)] for e in order], order, loc="lower right", fontsize=7)
+        ax.set_title(_label(engine), fontsize=9)
+        _plain_log(ax)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(-0.05, 1.1)
+    for ax in axes[-1]:
+        ax.set_xlabel("debug output per run (bytes, log)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("recall of key facts (0–1)")
+    fig.suptitle(
+        "Debuggability: what you learn (recall, mean over scenarios) against what you must "
+        "read (bytes, median)"
+    )
     return fig
 
 
@@ -488,9 +534,13 @@ def fault_matrix(fm: pd.DataFrame) -> Figure:
             )
     ax.set_xlim(0, len(engines))
     ax.set_ylim(len(scenarios), 0)
-    ax.set_yticks(np.arange(len(scenarios)) + 0.5, scenarios)
+    ax.set_yticks(np.arange(len(scenarios)) + 0.5, [_label(n) for n in scenarios])
     ax.set_xticks(
-        np.arange(len(engines)) + 0.5, engines, rotation=30, ha="left", rotation_mode="anchor"
+        np.arange(len(engines)) + 0.5,
+        [_label(e) for e in engines],
+        rotation=30,
+        ha="left",
+        rotation_mode="anchor",
     )
     ax.xaxis.tick_top()
     ax.grid(False)

@@ -26,6 +26,7 @@ class T:
     # debuggability stars: recall of the best debug mode
     DEBUG_BANDS = ((0.9, 5), (0.75, 4), (0.5, 3), (0.25, 2))  # recall >= x -> stars; else 1
     DEBUG_NOISE_FACTOR = 3.0  # one star off when bytes per fact > 3x the other side's
+    DEBUG_LOCALISED_MIN = 0.5  # one star off when no mode locates the failing step this often
     # production-readiness stars: share of fault scenarios handled as production needs
     PROD_BANDS = ((0.9, 5), (0.7, 4), (0.5, 3), (0.25, 2))  # share >= x -> stars; else 1
     # development speed (simple) stars: code lines, the larger side as a multiple of the smaller
@@ -54,6 +55,8 @@ class T:
     DEBUG_RECALL_GAP_REFUTED = 0.05
     DEBUG_NOISE_SUPPORTED = 3.0  # bytes per fact, LangChain / self-built
     DEBUG_NOISE_REFUTED = 1.5
+    DEBUG_LOCALISED_GAP_SUPPORTED = 0.5  # share of failures located, self-built - LangChain
+    DEBUG_LOCALISED_GAP_REFUTED = 0.1
     MIN_STEP_MS = 0.01  # floor for denominators (ms)
 
 
@@ -165,34 +168,48 @@ def rate_performance(f: Facts) -> Rating:
 
 def rate_debuggability(f: Facts) -> Rating:
     rule = (
-        "stars from the recall of each side's best debug mode (share of the key facts of a run "
-        "found in its debug output): ≥0.9 ★★★★★, ≥0.75 ★★★★, ≥0.5 ★★★, ≥0.25 ★★, below ★; "
-        f"one star off when its bytes per fact exceed {T.DEBUG_NOISE_FACTOR:g}× the other side's"
+        "stars from the recall of each side's most useful debug mode (share of the key facts "
+        "of a run found in its output; the mode with the fewest bytes per fact among those "
+        "within 0.05 of the best recall): ≥0.9 ★★★★★, ≥0.75 ★★★★, ≥0.5 ★★★, ≥0.25 ★★, below ★; "
+        f"one star off when its bytes per fact exceed {T.DEBUG_NOISE_FACTOR:g}× the other "
+        f"side's; one star off when no mode locates the failing step in at least "
+        f"{T.DEBUG_LOCALISED_MIN:.0%} of the fault scenarios"
     )
     lc, sb = _get(f.debug_recall, f.langchain), _get(f.debug_recall, f.self_built)
     if lc is None and sb is None:
         return Rating("debuggability", ARTICLE_MATRIX["debuggability"], None, None, "no data", rule)
     lb, sbb = _get(f.debug_bytes_per_fact, f.langchain), _get(f.debug_bytes_per_fact, f.self_built)
 
-    def stars(recall: float | None, mine: float | None, other: float | None) -> int | None:
+    def stars(
+        engine: str | None, recall: float | None, mine: float | None, other: float | None
+    ) -> int | None:
         if recall is None:
             return None
         s = _band_ge(recall, T.DEBUG_BANDS)
         if mine is not None and other is not None and mine > T.DEBUG_NOISE_FACTOR * other:
-            s = max(1, s - 1)
-        return s
+            s -= 1
+        located = _get(f.debug_localised, engine)
+        if located is not None and located < T.DEBUG_LOCALISED_MIN:
+            s -= 1
+        return max(1, s)
 
     def side(engine: str | None, recall: float | None, bpf: float | None) -> str:
         mode = f.debug_mode.get(engine or "", "?")
         bpf_text = "n/a" if bpf is None else f"{bpf:,.0f}"
-        return f"{engine} ({mode}): recall {recall if recall is None else f'{recall:.2f}'}, {bpf_text} bytes/fact"
+        recall_text = "n/a" if recall is None else f"{recall:.2f}"
+        located = _get(f.debug_localised, engine)
+        loc_text = "n/a" if located is None else f"{located:.0%}"
+        return (
+            f"{engine} ({mode}): recall {recall_text}, {bpf_text} bytes/fact, failing step "
+            f"located in {loc_text} of fault scenarios (best mode)"
+        )
 
     basis = side(f.langchain, lc, lb) + "; " + side(f.self_built, sb, sbb)
     return Rating(
         "debuggability",
         ARTICLE_MATRIX["debuggability"],
-        stars(lc, lb, sbb),
-        stars(sb, sbb, lb),
+        stars(f.langchain, lc, lb, sbb),
+        stars(f.self_built, sb, sbb, lb),
         basis,
         rule,
     )
@@ -502,28 +519,39 @@ def claim_qps(f: Facts) -> Claim:
 def claim_debugging(f: Facts) -> Claim:
     text = "Hard to debug: verbose=True floods the console and the key facts drown in it."
     rule = (
-        "each side's best debug mode: recall (share of key facts found) and bytes per fact. "
-        f"supported: LangChain recall ≤ self-built − {T.DEBUG_RECALL_GAP_SUPPORTED:g} or its "
-        f"bytes per fact ≥ {T.DEBUG_NOISE_SUPPORTED:g}× self-built's; refuted: recall ≥ "
+        "each side's most useful debug mode: recall (share of key facts found), bytes per "
+        "fact, and the share of fault scenarios whose failing step some mode locates. "
+        f"supported: LangChain recall ≤ self-built − {T.DEBUG_RECALL_GAP_SUPPORTED:g}, or its "
+        f"bytes per fact ≥ {T.DEBUG_NOISE_SUPPORTED:g}× self-built's, or it locates "
+        f"≥ {T.DEBUG_LOCALISED_GAP_SUPPORTED:.0%} fewer failures; refuted: recall ≥ "
         f"self-built − {T.DEBUG_RECALL_GAP_REFUTED:g} and bytes per fact ≤ "
-        f"{T.DEBUG_NOISE_REFUTED:g}×; otherwise partly"
+        f"{T.DEBUG_NOISE_REFUTED:g}× and at most {T.DEBUG_LOCALISED_GAP_REFUTED:.0%} fewer "
+        "failures located; otherwise partly"
     )
     lc, sb = _get(f.debug_recall, f.langchain), _get(f.debug_recall, f.self_built)
     lb, sbb = _get(f.debug_bytes_per_fact, f.langchain), _get(f.debug_bytes_per_fact, f.self_built)
     if lc is None or sb is None:
         return Claim("debugging", text, "debuggability not measured", rule, "not measured")
     noise = lb / sbb if lb is not None and sbb else None
+    loc_lc, loc_sb = _get(f.debug_localised, f.langchain), _get(f.debug_localised, f.self_built)
+    loc_gap = loc_sb - loc_lc if loc_lc is not None and loc_sb is not None else None
     measured = (
         f"{f.langchain} ({f.debug_mode.get(f.langchain or '', '?')}) recall {lc:.2f}; "
         f"{f.self_built} ({f.debug_mode.get(f.self_built or '', '?')}) recall {sb:.2f}"
     )
     if noise is not None:
         measured += f"; bytes per fact {lb:,.0f} vs {sbb:,.0f} ({fmt_x(noise)})"
-    supported = lc <= sb - T.DEBUG_RECALL_GAP_SUPPORTED or (
-        noise is not None and noise >= T.DEBUG_NOISE_SUPPORTED
+    if loc_gap is not None:
+        measured += f"; failing step located in {loc_lc:.0%} vs {loc_sb:.0%} of fault scenarios"
+    supported = (
+        lc <= sb - T.DEBUG_RECALL_GAP_SUPPORTED
+        or (noise is not None and noise >= T.DEBUG_NOISE_SUPPORTED)
+        or (loc_gap is not None and loc_gap >= T.DEBUG_LOCALISED_GAP_SUPPORTED)
     )
-    refuted = lc >= sb - T.DEBUG_RECALL_GAP_REFUTED and (
-        noise is None or noise <= T.DEBUG_NOISE_REFUTED
+    refuted = (
+        lc >= sb - T.DEBUG_RECALL_GAP_REFUTED
+        and (noise is None or noise <= T.DEBUG_NOISE_REFUTED)
+        and (loc_gap is None or loc_gap <= T.DEBUG_LOCALISED_GAP_REFUTED)
     )
     return Claim("debugging", text, measured, rule, _verdict(supported, refuted))
 

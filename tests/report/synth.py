@@ -88,11 +88,12 @@ class Params:
             "lc-create-agent": 120,
         }
     )
-    debug: dict[str, tuple[str, float, float]] = field(  # engine -> (mode, recall, bytes)
+    # engine -> (mode, recall, bytes, failing step localised)
+    debug: dict[str, tuple[str, float, float, bool]] = field(
         default_factory=lambda: {
-            "scheduler": ("trace", 0.95, 3000),
-            "lc-agentexecutor": ("verbose", 0.6, 40000),
-            "lc-create-agent": ("debug", 0.7, 90000),
+            "scheduler": ("trace", 0.95, 3000, True),
+            "lc-agentexecutor": ("verbose", 0.6, 40000, False),
+            "lc-create-agent": ("debug", 0.7, 90000, False),
         }
     )
     repeats: int = 12
@@ -186,7 +187,7 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
                     }
                 )
     dbg = []
-    for e, (mode, recall, nbytes) in p.debug.items():
+    for e, (mode, recall, nbytes, localised) in p.debug.items():
         for s in ("tool_flaky", "tool_timeout"):
             dbg.append(
                 {
@@ -196,7 +197,7 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
                     "recall": recall,
                     "bytes": nbytes,
                     "bytes_per_fact": nbytes / max(recall * 8, 1e-9),
-                    "localised": recall > 0.8,
+                    "localised": localised,
                     "mode_cost_ms": 0.1,
                 }
             )

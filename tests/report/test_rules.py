@@ -77,12 +77,17 @@ CASES = [
     ("debugging", replace(BASE), "supported"),
     (
         "debugging",
-        replace(BASE, debug={**BASE.debug, "lc-agentexecutor": ("verbose", 0.93, 3000)}),
+        replace(BASE, debug={**BASE.debug, "lc-agentexecutor": ("verbose", 0.93, 3000, True)}),
         "refuted",
     ),
     (
+        "debugging",  # as much, as briefly, but the failing step cannot be located
+        replace(BASE, debug={**BASE.debug, "lc-agentexecutor": ("verbose", 0.93, 3000, False)}),
+        "supported",
+    ),
+    (
         "debugging",
-        replace(BASE, debug={**BASE.debug, "lc-agentexecutor": ("verbose", 0.85, 6000)}),
+        replace(BASE, debug={**BASE.debug, "lc-agentexecutor": ("verbose", 0.85, 6000, True)}),
         "partly",
     ),
 ]
@@ -140,11 +145,14 @@ def test_production_stars_from_fault_share() -> None:
     assert stars("production readiness", replace(BASE, fault_status=everything_fails)) == (1, 5)
 
 
-def test_debuggability_stars_lose_one_for_noise() -> None:
-    # recall 0.6 -> 3 stars, minus one: 8,333 bytes/fact is > 3x the scheduler's 395
-    assert stars("debuggability", BASE) == (2, 5)
-    quiet = {**BASE.debug, "lc-agentexecutor": ("verbose", 0.6, 3000)}
-    assert stars("debuggability", replace(BASE, debug=quiet)) == (3, 5)
+def test_debuggability_stars_lose_one_for_noise_and_one_for_no_localisation() -> None:
+    # recall 0.6 -> 3 stars; 8,333 bytes/fact is > 3x the scheduler's 395: -1;
+    # no mode locates the failing step: -1
+    assert stars("debuggability", BASE) == (1, 5)
+    quiet = {**BASE.debug, "lc-agentexecutor": ("verbose", 0.6, 3000, False)}
+    assert stars("debuggability", replace(BASE, debug=quiet)) == (2, 5)
+    located = {**BASE.debug, "lc-agentexecutor": ("verbose", 0.6, 3000, True)}
+    assert stars("debuggability", replace(BASE, debug=located)) == (3, 5)
 
 
 def test_dev_speed_proxy_from_code_lines() -> None:
