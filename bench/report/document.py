@@ -219,7 +219,8 @@ table { border-collapse: collapse; margin: 0.8em 0; width: 100%; font-size: 0.9e
 th, td { border: 1px solid var(--line); padding: 5px 8px; text-align: left;
   vertical-align: top; }
 th { background: var(--soft); }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
 caption { caption-side: bottom; color: var(--muted); font-size: 0.9em; text-align: left;
   padding-top: 4px; }
 .table-wrap { overflow-x: auto; }

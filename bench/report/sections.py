@@ -708,13 +708,13 @@ def per_scenario(data: RunData) -> Section:
         "Per-scenario results",
         "per-scenario-results",
         (
-            overview,
             P(
                 "Wall time per run: median with a bootstrap 95 % confidence interval, IQR and "
                 "p95. The overview gives the median per engine (✗: the engine's runs did not all "
                 "meet the scenario's expectations for that engine); the HTML report folds each "
                 "scenario's full table under its name."
             ),
+            overview,
         ),
         tuple(subs),
     )
@@ -854,6 +854,14 @@ def caveats(data: RunData, skipped: Sequence[tuple[str, str]]) -> Section:
                 f"Noisy cells: {len(noisy)} engine × scenario cells have a coefficient of "
                 "variation above 50 % — prefer medians and the confidence intervals."
             )
+    with_ttft = sorted(set(runs.loc[runs["ttft_ms"].notna(), "engine"]))
+    if with_ttft:
+        without = [e for e in order_engines(runs["engine"]) if e not in with_ttft]
+        items.append(
+            "Time to first token is reported by "
+            + ", ".join(order_engines(with_ttft))
+            + (f" only; not by {', '.join(without)}." if without else ".")
+        )
     for key, reason in skipped:
         items.append(f"Chart '{key}' skipped: {reason}.")
     items.extend(data.notes)
