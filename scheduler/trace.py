@@ -198,11 +198,12 @@ def _render_agent(span: Span, lines: list[str], pad: str, durations: bool, n_inp
     tail = f" {status}, reason={reason}" if reason else f" {status}"
     lines.append(f"{pad}[Agent: {a.get('gen_ai.agent.name', '?')}]{_duration(span, durations)}{tail}")
     for step in span.children:
+        label = f" step {step.attributes.get('scheduler.step')}" if step.kind == STEP else ""
         for child in step.children if step.kind == STEP else (step,):
             if child.kind == LLM:
-                _render_llm(child, lines, pad, durations, n_input)
+                _render_llm(child, lines, pad, durations, n_input, label)
             elif child.kind == TOOL:
-                _render_tool(child, lines, pad, durations, n_input)
+                _render_tool(child, lines, pad, durations, n_input, label)
             elif child.kind == AGENT:
                 _render_agent(child, lines, pad, durations, n_input)
         for name, _, attrs in step.events:
@@ -237,9 +238,11 @@ def _tree(lines: list[str], pad: str, items: list[str | tuple[str, Span]],
             lines.extend(f"{pad}{cont}{line}" for line in sub[1:])
 
 
-def _render_llm(span: Span, lines: list[str], pad: str, durations: bool, n_input: int) -> None:
+def _render_llm(
+    span: Span, lines: list[str], pad: str, durations: bool, n_input: int, label: str = ""
+) -> None:
     a = span.attributes
-    lines.append(f"{pad}[LLM Reasoning]{_duration(span, durations)}")
+    lines.append(f"{pad}[LLM Reasoning]{_duration(span, durations)}{label}")
     messages = a.get("gen_ai.input.messages") or ()
     shown = [_message_preview(m) for m in messages[-n_input:]] if n_input else []
     if len(messages) > len(shown):
@@ -256,12 +259,19 @@ def _render_llm(span: Span, lines: list[str], pad: str, durations: bool, n_input
             items.append(f"Output: calling {label} {', '.join(names)}")
         else:
             items.append(f"Output: {preview(response.content or '', 80)}")
+    if "gen_ai.usage.input_tokens" in a:
+        items.append(
+            f"Tokens: {a['gen_ai.usage.input_tokens']} input, "
+            f"{a.get('gen_ai.usage.output_tokens', 0)} output"
+        )
     _tree(lines, pad, items, durations, n_input)
 
 
-def _render_tool(span: Span, lines: list[str], pad: str, durations: bool, n_input: int) -> None:
+def _render_tool(
+    span: Span, lines: list[str], pad: str, durations: bool, n_input: int, label: str = ""
+) -> None:
     a = span.attributes
-    lines.append(f"{pad}[Tool: {a.get('gen_ai.tool.name')}]{_duration(span, durations)}")
+    lines.append(f"{pad}[Tool: {a.get('gen_ai.tool.name')}]{_duration(span, durations)}{label}")
     args = a.get("scheduler.tool.args")
     raw = a.get("gen_ai.tool.call.arguments")
     items: list[str | tuple[str, Span]] = [f"Args: {flow(args) if args is not None else preview(str(raw), 80)}"]

@@ -13,21 +13,24 @@ _DURATION = re.compile(r" \(\d+(?:\.\d+)?m?s\)")
 
 SCHEDULER_TREE = """\
 [Agent: customer_returns] completed, reason=stop
-[LLM Reasoning]
+[LLM Reasoning] step 1
 ├── Input: [system: You are a customer-service agent. Use..., user: I want to return order A123. What is...]
-└── Output: calling tool search_knowledge_base
-[Tool: search_knowledge_base]
+├── Output: calling tool search_knowledge_base
+└── Tokens: 121 input, 11 output
+[Tool: search_knowledge_base] step 1
 ├── Args: {query: return policy}
 └── Result: {"article_id": "KB-17", "title": "Returns policy", "text"... (159 chars)
-[LLM Reasoning]
+[LLM Reasoning] step 2
 ├── Input: [... 1 earlier, user: I want to return order A123. What is..., assistant: -> search_knowledge_base, tool: {"article_id": "KB-17", "title": "Ret...]
-└── Output: calling tool query_order
-[Tool: query_order]
+├── Output: calling tool query_order
+└── Tokens: 182 input, 10 output
+[Tool: query_order] step 2
 ├── Args: {order_id: A123}
 └── Result: {"order_id": "A123", "status": "delivered", "delivered_on... (146 chars)
-[LLM Reasoning]
+[LLM Reasoning] step 3
 ├── Input: [... 3 earlier, tool: {"article_id": "KB-17", "title": "Ret..., assistant: -> query_order, tool: {"order_id": "A123", "status": "deliv...]
-└── Output: Order A123 (trail shoes, delivered on 2026-11-20) can be returned within 30 d...
+├── Output: Order A123 (trail shoes, delivered on 2026-11-20) can be returned within 30 d...
+└── Tokens: 258 input, 45 output
 """
 
 
@@ -44,7 +47,7 @@ def test_trace_default_mode_and_score_line(capsys) -> None:
     last = out.rstrip("\n").splitlines()[-1]
     assert re.fullmatch(
         r"# scheduler · tree · customer_returns: recall 0\.\d\d \(\d+/\d+ facts\), "
-        r"[\d,]+ bytes, 16 lines, [\d,]+ bytes/fact",
+        r"[\d,]+ bytes, 19 lines, [\d,]+ bytes/fact",
         last,
     ), last
 

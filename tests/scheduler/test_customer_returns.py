@@ -14,21 +14,24 @@ ANSWER = builtin("customer_returns").script[-1].content
 
 TREE = """\
 [Agent: support] completed, reason=stop
-[LLM Reasoning]
+[LLM Reasoning] step 1
 ├── Input: [system: You are a customer-service agent. Use..., user: I want to return order A123. What is...]
-└── Output: calling tool search_knowledge_base
-[Tool: search_knowledge_base]
+├── Output: calling tool search_knowledge_base
+└── Tokens: 121 input, 11 output
+[Tool: search_knowledge_base] step 1
 ├── Args: {query: return policy}
 └── Result: {"article_id": "KB-17", "title": "Returns policy", "text"... (159 chars)
-[LLM Reasoning]
+[LLM Reasoning] step 2
 ├── Input: [... 1 earlier, user: I want to return order A123. What is..., assistant: -> search_knowledge_base, tool: {"article_id": "KB-17", "title": "Ret...]
-└── Output: calling tool query_order
-[Tool: query_order]
+├── Output: calling tool query_order
+└── Tokens: 182 input, 10 output
+[Tool: query_order] step 2
 ├── Args: {order_id: A123}
 └── Result: {"order_id": "A123", "status": "delivered", "delivered_on... (146 chars)
-[LLM Reasoning]
+[LLM Reasoning] step 3
 ├── Input: [... 3 earlier, tool: {"article_id": "KB-17", "title": "Ret..., assistant: -> query_order, tool: {"order_id": "A123", "status": "deliv...]
-└── Output: Order A123 (trail shoes, delivered on 2026-11-20) can be returned within 30 d..."""
+├── Output: Order A123 (trail shoes, delivered on 2026-11-20) can be returned within 30 d...
+└── Tokens: 258 input, 45 output"""
 
 
 async def run_customer_returns(harness_factory, **config):
@@ -93,11 +96,11 @@ async def test_trace_tree_durations(harness_factory):
     heads = [line for line in result.trace.render().splitlines() if line.startswith("[")]
     assert heads == [
         "[Agent: support] (0.8s) completed, reason=stop",
-        "[LLM Reasoning] (50.0ms)",
-        "[Tool: search_knowledge_base] (50.0ms)",
-        "[LLM Reasoning] (50.0ms)",
-        "[Tool: query_order] (50.0ms)",
-        "[LLM Reasoning] (50.0ms)",
+        "[LLM Reasoning] (50.0ms) step 1",
+        "[Tool: search_knowledge_base] (50.0ms) step 1",
+        "[LLM Reasoning] (50.0ms) step 2",
+        "[Tool: query_order] (50.0ms) step 2",
+        "[LLM Reasoning] (50.0ms) step 3",
     ]
 
 

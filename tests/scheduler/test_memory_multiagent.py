@@ -56,32 +56,37 @@ WORKER_TOOL = {"description": "Delegate a task.", "parameters": {"type": "object
 
 SUPERVISOR_TREE = """\
 [Agent: supervisor] completed, reason=stop
-[LLM Reasoning]
+[LLM Reasoning] step 1
 ├── Input: [system: You coordinate two workers., user: Write a note about returns.]
-└── Output: calling tools researcher, writer
-[Tool: researcher]
+├── Output: calling tools researcher, writer
+└── Tokens: 107 input, 20 output
+[Tool: researcher] step 1
 ├── Args: {task: find the return policy}
 ├── [Agent: researcher] completed, reason=stop
-│   [LLM Reasoning]
+│   [LLM Reasoning] step 1
 │   ├── Input: [system: You research., user: find the return policy]
-│   └── Output: calling tool search
-│   [Tool: search]
+│   ├── Output: calling tool search
+│   └── Tokens: 52 input, 7 output
+│   [Tool: search] step 1
 │   ├── Args: {query: returns}
 │   └── Result: {"hits": 3} (11 chars)
-│   [LLM Reasoning]
+│   [LLM Reasoning] step 2
 │   ├── Input: [... 1 earlier, user: find the return policy, assistant: -> search, tool: {"hits": 3}]
-│   └── Output: Returns within 30 days.
+│   ├── Output: Returns within 30 days.
+│   └── Tokens: 73 input, 6 output
 └── Result: Returns within 30 days. (23 chars)
-[Tool: writer]
+[Tool: writer] step 1
 ├── Args: {task: draft the note}
 ├── [Agent: writer] completed, reason=stop
-│   [LLM Reasoning]
+│   [LLM Reasoning] step 1
 │   ├── Input: [system: You write., user: draft the note]
-│   └── Output: Dear customer, ...
+│   ├── Output: Dear customer, ...
+│   └── Tokens: 51 input, 4 output
 └── Result: Dear customer, ... (18 chars)
-[LLM Reasoning]
+[LLM Reasoning] step 2
 ├── Input: [... 2 earlier, assistant: -> researcher, writer, tool: Returns within 30 days., tool: Dear customer, ...]
-└── Output: Note: returns within 30 days."""
+├── Output: Note: returns within 30 days.
+└── Tokens: 149 input, 8 output"""
 
 
 async def test_supervisor_delegates_to_two_workers(harness_factory):
@@ -132,15 +137,17 @@ SAME_FOREVER = {"tool_calls": [{"name": "search", "args": {"query": "q"}}], "rep
 
 HANDOFF_TREE = """\
 [Agent: triage] completed, reason=stop
-[LLM Reasoning]
+[LLM Reasoning] step 1
 ├── Input: [system: You triage., user: I was charged twice.]
-└── Output: calling tool transfer_to_billing
-[Tool: transfer_to_billing]
+├── Output: calling tool transfer_to_billing
+└── Tokens: 73 input, 4 output
+[Tool: transfer_to_billing] step 1
 ├── Args: {}
 ├── [Agent: billing] completed, reason=stop
-│   [LLM Reasoning]
+│   [LLM Reasoning] step 1
 │   ├── Input: [... 1 earlier, user: I was charged twice., assistant: -> transfer_to_billing, tool: Transferred to billing.]
-│   └── Output: I refunded the duplicate charge.
+│   ├── Output: I refunded the duplicate charge.
+│   └── Tokens: 71 input, 6 output
 └── Result: Transferred to billing. (23 chars)"""
 
 
