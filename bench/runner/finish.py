@@ -161,8 +161,9 @@ def finish_run(
         console.print(engine_table(summary, footprint, throughput, config.engines))
         for latency in config.latencies:
             console.print(scenario_table(summary, config.engines, latency))
+    resumed = f" ({outcome.skipped_runs} measured before)" if outcome.skipped_runs else ""
     console.print(
-        f"{outcome.timed_runs} timed runs in {elapsed_s:.0f}s → {store.directory} "
+        f"{outcome.timed_runs} timed runs{resumed} in {elapsed_s:.0f}s → {store.directory} "
         f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv)"
     )
     if not complete:

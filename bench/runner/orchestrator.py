@@ -47,6 +47,7 @@ from bench.runner.progress import NullProgress, Progress
 from scenarios import Scenario
 
 SPAWN_TIMEOUT_S = 180.0
+SPAWN_EST_S = 2.0  # a worker's imports and cold first run, for the ETA
 TAIL_CHARS = 2000
 
 
@@ -325,6 +326,7 @@ class Orchestrator:
             worker = None
         if worker is None:
             worker = self._spawn(engine, round_no)
+            self.progress.advance(SPAWN_EST_S, 0)
             if worker is None:
                 return None
             self._workers[engine] = worker
@@ -366,7 +368,7 @@ class Orchestrator:
         ]
         if not todo:
             return
-        self.progress.phase("imports", float(len(todo)), len(todo))
+        self.progress.phase("imports", float(len(todo)), len(todo), "probes")
         for probe, stack in todo:
             engines = stacks[stack]
             self.progress.describe(f"a fresh interpreter imports {' + '.join(stack)}")
@@ -386,7 +388,8 @@ class Orchestrator:
         plan = build_plan(self.config, self.scenarios, done)
         self.outcome.skipped_runs = sum(len(v) for v in done.values())
         total_runs = sum(b.warmup + len(b.repeats) for b in plan.batches)
-        self.progress.phase("suite", plan.est_s, total_runs)
+        spawns = len({(b.engine, b.round) for b in plan.batches})
+        self.progress.phase("suite", plan.est_s + spawns * SPAWN_EST_S, total_runs)
         current_round = None
         last_round = self.config.rounds - 1
         for batch in plan.batches:
@@ -504,7 +507,7 @@ class Orchestrator:
         if not tasks:
             self._close_workers()
             return
-        self.progress.phase("throughput", sum(t[3] for t in tasks), len(tasks))
+        self.progress.phase("throughput", sum(t[3] for t in tasks), len(tasks), "levels")
         last_round = config.rounds - 1
         for profile, level, engine, est in tasks:
             self.progress.describe(f"{engine} · {profile.latency} · concurrency {level}")

@@ -22,7 +22,7 @@ def format_duration(seconds: float | None) -> str:
 
 
 class Progress(Protocol):
-    def phase(self, name: str, total_units: float, total_runs: int) -> None: ...
+    def phase(self, name: str, total_units: float, total_runs: int, unit: str = "runs") -> None: ...
     def describe(self, text: str) -> None: ...
     def advance(self, units: float, runs: int = 1) -> None: ...
     def message(self, text: str) -> None: ...
@@ -39,6 +39,7 @@ class _Tracker:
         self.done_units = 0.0
         self.total_runs = 0
         self.done_runs = 0
+        self.unit = "runs"
         self.started = time.monotonic()
 
     def reset(self, name: str, total_units: float, total_runs: int) -> None:
@@ -75,10 +76,11 @@ class LineProgress:
     def _print(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 
-    def phase(self, name: str, total_units: float, total_runs: int) -> None:
+    def phase(self, name: str, total_units: float, total_runs: int, unit: str = "runs") -> None:
         self.tracker.reset(name, total_units, total_runs)
+        self.tracker.unit = unit
         self._print(
-            f"[{name}] {total_runs} runs planned, ~{format_duration(total_units)} estimated"
+            f"[{name}] {total_runs} {unit} planned, ~{format_duration(total_units)} estimated"
         )
         self._last = time.monotonic()
 
@@ -93,7 +95,7 @@ class LineProgress:
         if now - self._last >= self.every_s:
             self._last = now
             self._print(
-                f"[{t.name}] {t.fraction:4.0%} {t.text}: {t.runs_left} runs left, "
+                f"[{t.name}] {t.fraction:4.0%} {t.text}: {t.runs_left} {t.unit} left, "
                 f"ETA {format_duration(t.eta_s)}"
             )
 
@@ -117,7 +119,7 @@ class RichProgress:
             TextColumn("[bold]{task.fields[phase]}[/bold]"),
             BarColumn(),
             TextColumn("{task.percentage:>3.0f}%"),
-            TextColumn("{task.fields[runs_left]} runs left"),
+            TextColumn("{task.fields[runs_left]} {task.fields[unit]} left"),
             TimeElapsedColumn(),
             TextColumn("ETA {task.fields[eta]}"),
             TextColumn("{task.description}"),
@@ -141,12 +143,17 @@ class RichProgress:
             eta=format_duration(t.eta_s),
         )
 
-    def phase(self, name: str, total_units: float, total_runs: int) -> None:
+    def phase(self, name: str, total_units: float, total_runs: int, unit: str = "runs") -> None:
         if self._task is not None:
             self._progress.update(self._task, completed=self.tracker.total_units)
         self.tracker.reset(name, total_units, total_runs)
         self._task = self._progress.add_task(
-            "", total=self.tracker.total_units, phase=name, runs_left=total_runs, eta="--:--"
+            "",
+            total=self.tracker.total_units,
+            phase=name,
+            runs_left=total_runs,
+            unit=unit,
+            eta="--:--",
         )
 
     def describe(self, text: str) -> None:
@@ -168,7 +175,7 @@ class RichProgress:
 
 
 class NullProgress:
-    def phase(self, name: str, total_units: float, total_runs: int) -> None: ...
+    def phase(self, name: str, total_units: float, total_runs: int, unit: str = "runs") -> None: ...
     def describe(self, text: str) -> None: ...
     def advance(self, units: float, runs: int = 1) -> None: ...
     def message(self, text: str) -> None: ...

@@ -125,3 +125,24 @@ def test_the_later_row_wins_and_crashed_runs_are_not_finished():
     ]
     assert [r.get("wall_ms") for r in latest(rows)] == [1.0, 2.0, None, 9.0]
     assert finished_repeats(rows) == {("a", "s", "zero", 0): {0, 1}}
+
+
+def test_progress_lines_say_what_runs_and_what_is_left():
+    import io
+
+    from bench.runner.progress import LineProgress, format_duration
+
+    assert [format_duration(s) for s in (None, 5.4, 75, 3725)] == [
+        "--:--",
+        "0:05",
+        "1:15",
+        "1:02:05",
+    ]
+    stream = io.StringIO()
+    progress = LineProgress(stream, every_s=0)
+    progress.phase("suite", total_units=10.0, total_runs=4)
+    progress.describe("round 1/2 · raw · single_tool")
+    progress.advance(2.5)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[suite] 4 runs planned, ~0:10 estimated"
+    assert lines[1].startswith("[suite]  25% round 1/2 · raw · single_tool: 3 runs left, ETA ")
