@@ -15,8 +15,8 @@ max_retries           ``OpenAIChatClient(max_retries=...)``
 max_same_tool_calls   ``AgentConfig.max_same_tool_calls`` (the loop guard)
 token_budget          ``AgentConfig.token_budget`` (exact count, before each request)
 breaker_threshold     ``AgentConfig.breaker_threshold``
-require_confirmation  ``ToolSpec(require_confirmation=True)``; no approver is set, so
-                      such a call is denied and the LLM is told
+require_confirmation  ``ToolSpec(require_confirmation=True)``; the approver answers
+                      with the tool's scripted ``approval`` (a "no" is told to the LLM)
 run deadline          ``asyncio.timeout`` around the run (the harness's, as for all)
 ==================== =========================================================
 
@@ -85,7 +85,9 @@ class SchedulerEngine(RecordingEngine):
             llm_timeout=limits.llm_timeout_s,
             breaker_threshold=limits.breaker_threshold,
         )
-        agent = LightweightAgent(llm, config)
+        tools = build_tools(scenario)
+        approvals = {t.name: t.definition.approval == "approve" for t in tools}
+        agent = LightweightAgent(llm, config, approver=lambda call, **_: approvals[call.name])
         agent.register_tools(
             ToolSpec(
                 name=tool.name,
@@ -94,7 +96,7 @@ class SchedulerEngine(RecordingEngine):
                 handler=tool.acall,
                 require_confirmation=tool.definition.require_confirmation,
             )
-            for tool in build_tools(scenario)
+            for tool in tools
         )
         agent.on("before_tool", audit_hook)
         history = [{"role": m.role, "content": m.content} for m in scenario.history] or None
