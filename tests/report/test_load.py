@@ -157,21 +157,33 @@ def test_not_a_run_dir(tmp_path: Path) -> None:
         load_run_dir(tmp_path)
 
 
-def test_cli_writes_the_report(
+def test_cli_writes_the_report_and_compares_with_a_baseline(
     run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    baseline = tmp_path / "run-0"
+    shutil.copytree(run_dir, baseline)
+    meta = json.loads((baseline / "meta.json").read_text())
+    meta["git"]["sha"] = "def456"
+    (baseline / "meta.json").write_text(json.dumps(meta))
     out = tmp_path / "out"
-    assert main(["report", str(run_dir), "--out", str(out)]) == 0
+    assert main(["report", str(run_dir), "--baseline", str(baseline), "--out", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[:3] == [
         str(out / "report.md"),
         str(out / "report.html"),
         f"{out / 'charts'}/ (7 charts)",
     ]
-    assert "  skipped chart debuggability: no debuggability scores in this run" in printed
+    assert printed[3:5] == [
+        "  skipped chart ttft: no time-to-first-token measurements in this run",
+        "  skipped chart debuggability: no debuggability scores in this run",
+    ]
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "| tool_flaky | ✓ recovered (stop) | ✓ recovered (stop) | ✗ failed (tool_error) |" in md
     assert "lc-agentexecutor +30" in md  # token overhead per request, turn by turn
+    assert "## Comparison with baseline run-0" in md
+    assert "> **Note:** The environments differ: git: def456 -> abc123" in md
+    assert "| customer_returns | lc-agentexecutor | zero, inprocess |" in md
+    assert "no change (not significant)" in md
 
 
 def test_cli_usage_errors(
@@ -184,18 +196,3 @@ def test_cli_usage_errors(
     )
     assert main(["report", str(run_dir), "--baseline", str(tmp_path / "nope")]) == 2
     assert "--baseline" in capsys.readouterr().err
-
-
-def test_cli_baseline_adds_a_comparison(run_dir: Path, tmp_path: Path) -> None:
-    baseline = tmp_path / "run-0"
-    shutil.copytree(run_dir, baseline)
-    meta = json.loads((baseline / "meta.json").read_text())
-    meta["git"]["sha"] = "def456"
-    (baseline / "meta.json").write_text(json.dumps(meta))
-    out = tmp_path / "out"
-    assert main(["report", str(run_dir), "--baseline", str(baseline), "--out", str(out)]) == 0
-    md = (out / "report.md").read_text(encoding="utf-8")
-    assert "## Comparison with baseline run-0" in md
-    assert "> **Note:** The environments differ: git: def456 -> abc123" in md
-    assert "| customer_returns | lc-agentexecutor | zero, inprocess |" in md
-    assert "no change (not significant)" in md
