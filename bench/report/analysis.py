@@ -457,6 +457,7 @@ class Facts:
     fault_handled: dict[str, float] = field(default_factory=dict)  # share, 0..1
     fault_errors: dict[str, float] = field(default_factory=dict)
     fault_scenarios: int = 0
+    fault_missed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "scenario (outcome)"
     modules: dict[str, float] = field(default_factory=dict)
     import_ms: dict[str, float] = field(default_factory=dict)
     rss_mb: dict[str, float] = field(default_factory=dict)
@@ -496,6 +497,13 @@ def compute_facts(data: RunData) -> Facts:
     tokens = token_stats(data).set_index("engine")
     ttft = ttft_stats(data).set_index("engine")
     faults = fault_scores(data).set_index("engine")
+    fm = fault_matrix(data)
+    missed = {
+        str(engine): tuple(
+            f"{r.scenario} ({r.outcome})" for r in g.itertuples() if not r.as_expected
+        )
+        for engine, g in fm.groupby("engine")
+    }
     cpu = cpu_per_run(data).set_index("engine")
     peak = peak_throughput(data).set_index("engine")
     dbg = debug_best(data).set_index("engine")
@@ -533,6 +541,7 @@ def compute_facts(data: RunData) -> Facts:
         fault_handled=_clean(faults["handled"].to_dict()) if len(faults) else {},
         fault_errors=_clean(faults["errors"].to_dict()) if len(faults) else {},
         fault_scenarios=len(data.fault_scenarios),
+        fault_missed=missed,
         modules=_clean(fp["modules"].to_dict()) if fp is not None else {},
         import_ms=_clean(fp["import_ms"].to_dict()) if fp is not None else {},
         rss_mb=_clean(fp["rss_mb"].to_dict()) if fp is not None else {},

@@ -446,6 +446,10 @@ def claim_production(f: Facts) -> Claim:
         f"{e} {_share_of(v, n)}" for e, v in f.fault_handled.items() if e in f.langchain_engines
     ]
     measured = f"fault scenarios handled: {f.self_built} {_share_of(sb, n)}; " + ", ".join(parts)
+    for engine in (f.langchain, f.self_built):
+        missed = f.fault_missed.get(engine or "")
+        if missed:
+            measured += f". {engine} not as production needs: " + ", ".join(missed)
     return Claim(
         "production",
         text,
