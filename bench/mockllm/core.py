@@ -182,8 +182,10 @@ class MockLLM:
             scenario, protocol, index, turn, forced_text
         )
         stream = bool(body.get("stream"))
+        # jitter is keyed by the turn, not the body: every engine gets the same delay
+        # for the same scripted turn, whatever else its request carries
         ttft, rest = self.latency.delays(
-            zlib.crc32(raw if isinstance(raw, bytes) else raw.encode()), completion_tokens
+            zlib.crc32(f"{name}/{protocol}/{index}".encode()), completion_tokens
         )
         extra = (turn.latency_ms or 0.0) / 1000 + fault_delay
         usage = {

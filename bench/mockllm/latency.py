@@ -11,8 +11,9 @@ class LatencyProfile:
     """How long the mocked LLM takes. All zero by default: framework overhead measured alone.
 
     ``jitter`` is a fraction: each request's delays are scaled by a factor drawn uniformly
-    from ``[1 - jitter, 1 + jitter]``, seeded by ``seed`` and the request body, so the same
-    request gets the same delay in every run and every process.
+    from ``[1 - jitter, 1 + jitter]``, seeded by ``seed`` and the scripted turn (scenario,
+    protocol, turn index), so every engine gets the same delay for the same turn, in every
+    run and every process.
     """
 
     name: str = "zero"

@@ -222,3 +222,12 @@ def test_tool_choice_none_gets_text_instead_of_tool_calls():
     normal = _json(mock.handle(_body(USER)))["choices"][0]
     assert normal["finish_reason"] == "tool_calls"
     assert [r.turn for r in mock.requests] == [0, 0]
+
+
+def test_jitter_depends_on_the_turn_not_on_the_request_body():
+    mock = MockLLM(scenarios={"probe": _scenario()}, latency=LatencyProfile.realistic(seed=3))
+    plain = mock.handle(_body(USER))
+    other_body = mock.handle(_body([{"role": "system", "content": "extra"}, *USER], temperature=0))
+    next_turn = mock.handle(_body(AFTER_ONE_CALL))
+    assert plain.delay_s == other_body.delay_s
+    assert next_turn.delay_s != plain.delay_s
