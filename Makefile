@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= reports/latest
 
-.PHONY: install test bench microbench lint lock clean
+.PHONY: install test bench bench-quick microbench lint lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,22 @@ lint: install
 test: install lint
 	$(BIN)/python -m pytest
 
-# The default benchmark: validate the scenarios, run the suite, write the decision report.
+# The default benchmark (~8-9 min on 2 cores): validate the scenarios, measure every engine on
+# every scenario in isolated workers, score the debug modes, write the decision report.
+# An incomplete run (a crashed worker) still gets its report; make then exits non-zero.
 bench: install
 	$(BIN)/schedbench scenarios validate
-	$(BIN)/python -m pytest benchmarks --benchmark-enable --benchmark-only -q
+	rm -rf $(OUT)
+	$(BIN)/schedbench run --out $(OUT); rc=$$?; \
+	  $(BIN)/schedbench debug-score --out $(OUT) --table '' && \
+	  $(BIN)/schedbench report $(OUT) && \
+	  echo "report: $(OUT)/report.html and $(OUT)/report.md" && exit $$rc
+
+# A one-minute smoke run of the whole matrix, with its report.
+bench-quick: install
+	rm -rf $(OUT)-quick
+	$(BIN)/schedbench run --quick --out $(OUT)-quick; rc=$$?; \
+	  $(BIN)/schedbench report $(OUT)-quick && exit $$rc
 
 # Per-step hot paths (pytest-benchmark).
 microbench: install
