@@ -51,6 +51,7 @@ class T:
     LINES_CLAIMED = 400
     LINES_TOLERANCE = 1.5  # "~400 lines" holds up to 600
     QPS_CLAIMED = 100.0
+    QPS_MARGIN = 0.2  # within ±20 % of 100 runs/s is "about 100": neither side of the claim
     DEBUG_RECALL_GAP_SUPPORTED = 0.2
     DEBUG_RECALL_GAP_REFUTED = 0.05
     DEBUG_NOISE_SUPPORTED = 3.0  # bytes per fact, LangChain / self-built
@@ -493,11 +494,14 @@ def claim_footprint(f: Facts) -> Claim:
 
 def claim_qps(f: Facts) -> Claim:
     text = "Production concurrency above 100 QPS needs a custom loop."
+    low = T.QPS_CLAIMED * (1 - T.QPS_MARGIN)
+    high = T.QPS_CLAIMED * (1 + T.QPS_MARGIN)
     rule = (
-        "peak runs/s of one engine process on the zero-latency mock (throughput sweep; "
-        "else 1000 ÷ CPU ms per run). supported: every LangChain engine peaks below "
-        f"{T.QPS_CLAIMED:.0f} while {f.self_built} reaches it; refuted: a LangChain engine "
-        f"reaches {T.QPS_CLAIMED:.0f}; otherwise partly (neither reaches it)"
+        "peak runs/s of one engine process on the zero-latency mock (throughput sweep; else "
+        "1000 ÷ CPU ms per run), best LangChain engine vs the self-built one. supported: "
+        f"LangChain peaks below {low:.0f} while {f.self_built} reaches {T.QPS_CLAIMED:.0f}; "
+        f"refuted: LangChain reaches {high:.0f}; otherwise partly (LangChain tops out at about "
+        f"{T.QPS_CLAIMED:.0f}, ±{T.QPS_MARGIN:.0%}, or neither reaches it)"
     )
     peak = dict(f.peak_rps)
     source = "measured peak"
@@ -512,11 +516,15 @@ def claim_qps(f: Facts) -> Claim:
     measured = (
         f"{source}: best LangChain {best} {lcs[best]:,.0f} runs/s; {f.self_built} {sb:,.0f} runs/s"
     )
-    cpu = _get(f.cpu_run_ms, f.langchain)
-    if cpu is not None:
-        measured += f"; {T.QPS_CLAIMED:.0f} QPS of {f.langchain} costs {cpu * T.QPS_CLAIMED / 1000:.1f} CPU cores"
+    for engine in (f.langchain, f.self_built):
+        cpu = _get(f.cpu_run_ms, engine)
+        if cpu is not None:
+            measured += (
+                f"; {T.QPS_CLAIMED:.0f} QPS of {engine} burns {cpu * T.QPS_CLAIMED / 1000:.2f} "
+                "CPU cores"
+            )
     lc_best = lcs[best]
-    verdict = _verdict(lc_best < T.QPS_CLAIMED <= sb, lc_best >= T.QPS_CLAIMED)
+    verdict = _verdict(lc_best < low and sb >= T.QPS_CLAIMED, lc_best >= high)
     return Claim("qps", text, measured, rule, verdict)
 
 
