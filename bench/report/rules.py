@@ -405,7 +405,8 @@ def claim_tokens(f: Facts) -> Claim:
 def claim_streaming(f: Facts) -> Claim:
     text = "Poor streaming: streams pass through layers of interception, adding latency."
     rule = (
-        "time to first token through the engine on the zero-latency mock: ratio = LangChain ÷ "
+        "time to first token through the engine on the zero-latency mock (scenarios tagged "
+        "'ttft'): ratio = LangChain ÷ "
         "scheduler-stream, extra = the difference. supported: ratio ≥ "
         f"{T.TTFT_RATIO_SUPPORTED:g} and extra ≥ {fmt_pct(T.TTFT_SHARE_SIGNIFICANT)} of a "
         f"{T.REFERENCE_TTFT_MS:.0f} ms hosted-model TTFT; refuted: ratio < "

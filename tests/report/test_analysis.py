@@ -107,3 +107,13 @@ def test_token_overhead_turn_by_turn() -> None:
     mine = mine.drop(columns="request_prompt_tokens")
     raw = raw.drop(columns="request_prompt_tokens")
     assert analysis.token_overhead(mine, raw) == 150.0 - 115.0  # per-request means
+
+
+def test_ttft_is_judged_on_the_scenarios_made_for_it() -> None:
+    data = make(Params(repeats=2))
+    assert analysis.ttft_scenarios(data) == ["customer_returns", "long_conversation", "single_tool"]
+    scenarios = data.scenarios.copy()
+    scenarios.loc[scenarios["scenario"] == "single_tool", "tags"] = [("happy-path", "ttft")]
+    tagged = data.with_(scenarios=scenarios)
+    assert analysis.ttft_scenarios(tagged) == ["single_tool"]
+    assert analysis.ttft_stats(tagged)["runs"].tolist() == [2, 2, 2]
