@@ -34,6 +34,7 @@ RC = {
     "axes.spines.right": False,
     "hatch.linewidth": 0.8,
     "svg.hashsalt": "schedbench",
+    "svg.fonttype": "none",  # text stays text: small, searchable SVGs
     "figure.dpi": 100,
     "savefig.dpi": 130,
 }

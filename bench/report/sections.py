@@ -142,6 +142,28 @@ def executive_summary(
                 f"production agent should, {lc} {round(facts.fault_handled[lc] * n)}.",
             )
         )
+    lc_ttft, sb_ttft = facts.ttft_ms.get(lc or ""), facts.ttft_ms.get("scheduler-stream")
+    if lc_ttft is not None and sb_ttft is not None:
+        items.append(
+            P(
+                Strong("Streaming. "),
+                f"First token after {fmt_ms(lc_ttft)} through {lc}, {fmt_ms(sb_ttft)} through "
+                "scheduler-stream, on the zero-latency mock.",
+            )
+        )
+    if lc in facts.debug_recall and sb in facts.debug_recall:
+        text = (
+            f"The most useful debug output of {lc} ({facts.debug_mode.get(lc or '', '?')}) shows "
+            f"{facts.debug_recall[lc]:.0%} of a run's key facts, {sb}'s "
+            f"({facts.debug_mode.get(sb or '', '?')}) {facts.debug_recall[sb]:.0%}"
+        )
+        loc_lc, loc_sb = facts.debug_localised.get(lc or ""), facts.debug_localised.get(sb or "")
+        if loc_lc is not None and loc_sb is not None:
+            text += (
+                f"; the failing step of a fault can be located in {loc_lc:.0%} of the fault "
+                f"scenarios with {lc}, {loc_sb:.0%} with {sb}"
+            )
+        items.append(P(Strong("Debugging. "), text + "."))
     if lc in facts.modules:
         text = f"Importing {lc} loads {facts.modules[lc]:,.0f} modules"
         if lc in facts.import_ms:
