@@ -46,10 +46,21 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
     lib = _lib(lib_name)
 
     class AsyncChunks(lib.AsyncByteStream):
+        """A streamed body that can be read once, like a socket's.
+
+        The openai SDK drains ``response.stream`` after ``[DONE]`` (HTTP/1.1 connection
+        reuse): on a socket that finds EOF at once; a re-iterable body would be played
+        again, paced, and charged to the engine (up to the SDK's 0.1 s drain timeout).
+        """
+
         def __init__(self, reply: MockReply):
             self._reply = reply
+            self._read = False
 
         async def __aiter__(self):
+            if self._read:
+                return  # EOF: the body was already read
+            self._read = True
             delay = self._reply.chunk_delay_s
             loop = asyncio.get_running_loop()
             start = loop.time()
@@ -61,10 +72,16 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                 yield chunk
 
     class SyncChunks(lib.SyncByteStream):
+        """The same, for sync clients: readable once."""
+
         def __init__(self, reply: MockReply):
             self._reply = reply
+            self._read = False
 
         def __iter__(self):
+            if self._read:
+                return  # EOF: the body was already read
+            self._read = True
             delay = self._reply.chunk_delay_s
             start = time.monotonic()
             for i, chunk in enumerate(self._reply.chunks or ()):

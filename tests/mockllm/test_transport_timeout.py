@@ -60,3 +60,30 @@ async def test_a_delay_within_the_timeout_is_waited_out(lib):
         response = await client.post("/chat/completions", json=BODY)
     assert response.status_code == 200
     assert time.perf_counter() - started >= 0.5
+
+
+STREAMED = {**BODY, "stream": True}
+
+
+@pytest.mark.parametrize("lib", sorted(LIBS))
+async def test_a_streamed_body_can_be_read_once_like_a_socket(lib):
+    # the openai SDK drains response.stream after [DONE]: on a socket that is EOF; a
+    # re-iterable body would be played again (paced) and charged to the engine
+    mock = MockLLM(scenarios={"slow": SLOW})
+    async with mock_async_client(mock, lib) as client:
+        await client.post("/chat/completions", json=BODY)  # spend the fault
+        async with client.stream("POST", "/chat/completions", json=STREAMED) as response:
+            chunks = [chunk async for chunk in response.stream]
+            again = [chunk async for chunk in response.stream]
+    assert chunks[-1] == b"data: [DONE]\n\n" and again == []
+
+
+@pytest.mark.parametrize("lib", sorted(LIBS))
+def test_a_streamed_body_can_be_read_once_sync(lib):
+    mock = MockLLM(scenarios={"slow": SLOW})
+    with mock_client(mock, lib) as client:
+        client.post("/chat/completions", json=BODY)
+        with client.stream("POST", "/chat/completions", json=STREAMED) as response:
+            chunks = list(response.stream)
+            again = list(response.stream)
+    assert chunks[-1] == b"data: [DONE]\n\n" and again == []
