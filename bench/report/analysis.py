@@ -232,9 +232,20 @@ def ttft_scenarios(data: RunData) -> list[str]:
 
 
 def ttft_stats(data: RunData) -> pd.DataFrame:
-    """Per engine that reports a time to first token: median and spread (``ttft_scenarios``)."""
-    runs = perf_runs(data).dropna(subset=["ttft_ms"])
-    runs = runs[runs["scenario"].isin(ttft_scenarios(data))]
+    """Per engine: time to first token (median, IQR, p95) and what it adds to the floor.
+
+    From the TTFT phase (``data.ttft``) when the run has one: ``floor_ms`` is the scripted
+    part (mock latency up to the first answer token), ``extra_ms`` the median of TTFT minus
+    floor — the engine's own interception latency. Otherwise from the suite's runs on the
+    ``ttft_scenarios``, on the zero-latency mock, where the floor is zero.
+    """
+    cols = ["engine", "runs", "median_ms", "p25_ms", "p75_ms", "p95_ms", "floor_ms", "extra_ms"]
+    if data.ttft is not None:
+        runs = data.ttft[(data.ttft["status"] == "completed")].dropna(subset=["ttft_ms"])
+        runs = runs.assign(floor=runs["floor_ttft_ms"].fillna(0.0))
+    else:
+        runs = perf_runs(data).dropna(subset=["ttft_ms"])
+        runs = runs[runs["scenario"].isin(ttft_scenarios(data))].assign(floor=0.0)
     rows = [
         {
             "engine": engine,
@@ -243,12 +254,12 @@ def ttft_stats(data: RunData) -> pd.DataFrame:
             "p25_ms": q(g["ttft_ms"], 25),
             "p75_ms": q(g["ttft_ms"], 75),
             "p95_ms": q(g["ttft_ms"], 95),
+            "floor_ms": q(g["floor"], 50),
+            "extra_ms": q(g["ttft_ms"] - g["floor"], 50),
         }
         for engine, g in runs.groupby("engine")
     ]
-    return _ordered(
-        pd.DataFrame(rows, columns=["engine", "runs", "median_ms", "p25_ms", "p75_ms", "p95_ms"])
-    )
+    return _ordered(pd.DataFrame(rows, columns=cols))
 
 
 OUTCOMES = ("recovered", "completed", "failed", "aborted", "error")
@@ -473,7 +484,8 @@ class Facts:
     step_cpu_ms: dict[str, float] = field(default_factory=dict)
     cpu_run_ms: dict[str, float] = field(default_factory=dict)  # CPU per reference run
     token_overhead: dict[str, float] = field(default_factory=dict)  # per request vs raw
-    ttft_ms: dict[str, float] = field(default_factory=dict)
+    ttft_ms: dict[str, float] = field(default_factory=dict)  # median time to first token
+    ttft_extra_ms: dict[str, float] = field(default_factory=dict)  # ... minus the scripted floor
     fault_handled: dict[str, float] = field(default_factory=dict)  # share, 0..1
     fault_errors: dict[str, float] = field(default_factory=dict)
     fault_scenarios: int = 0
@@ -558,6 +570,7 @@ def compute_facts(data: RunData) -> Facts:
         cpu_run_ms=_clean(cpu["cpu_ms"].to_dict()) if len(cpu) else {},
         token_overhead=_clean(tokens["overhead_per_request"].to_dict()) if len(tokens) else {},
         ttft_ms=_clean(ttft["median_ms"].to_dict()) if len(ttft) else {},
+        ttft_extra_ms=_clean(ttft["extra_ms"].to_dict()) if len(ttft) else {},
         fault_handled=_clean(faults["handled"].to_dict()) if len(faults) else {},
         fault_errors=_clean(faults["errors"].to_dict()) if len(faults) else {},
         fault_scenarios=len(data.fault_scenarios),

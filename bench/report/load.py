@@ -8,6 +8,7 @@ Reads (formats in docs/measurement.md and docs/debuggability.md):
 - ``footprint.csv``     → ``footprint`` (the pristine-interpreter import probe per engine)
 - ``throughput.csv``    → ``throughput``
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
+- ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
 - the repository        → ``code_size`` (counted now, by ``bench.report.codesize``)
 
 Anything missing or unreadable becomes ``None`` plus a note for the caveats, never an
@@ -25,7 +26,18 @@ import pandas as pd
 
 from bench.report import codesize
 from bench.report.model import FAULT_TAGS, RunData
-from bench.results import FOOTPRINT_CSV, META, RUNS, THROUGHPUT_CSV, read_jsonl, timed_rows
+from bench.results import (
+    FOOTPRINT_CSV,
+    META,
+    RUNS,
+    THROUGHPUT_CSV,
+    latest,
+    read_jsonl,
+    timed_rows,
+)
+
+TTFT_JSONL = "ttft.jsonl"
+TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
 
 DEBUG_CSV = "debuggability.csv"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -72,6 +84,24 @@ def _runs(rows: list[dict[str, Any]]) -> pd.DataFrame:
             rec["termination"] = rec.get("termination") or "worker_crash"
         records.append(rec)
     return pd.DataFrame(records)
+
+
+def _ttft(rows: list[dict[str, Any]]) -> pd.DataFrame | None:
+    records = []
+    for row in latest(rows, TTFT_KEY):
+        if row.get("phase") != "timed":
+            continue
+        records.append(
+            {
+                "engine": row.get("engine"),
+                "scenario": row.get("scenario"),
+                "latency_profile": row.get("latency"),
+                "status": "error" if row.get("crashed") else row.get("status"),
+                "ttft_ms": row.get("ttft_ms"),
+                "floor_ttft_ms": row.get("floor_ttft_ms"),
+            }
+        )
+    return pd.DataFrame(records) if records else None
 
 
 def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.DataFrame | None:
@@ -189,6 +219,7 @@ def load_run_dir(run_dir: Path | str, *, repo_root: Path | None = REPO_ROOT) -> 
     footprint = _footprint(_read_csv(run_dir / FOOTPRINT_CSV, "import footprint", notes))
     throughput = _throughput(_read_csv(run_dir / THROUGHPUT_CSV, "throughput", notes))
     debug = _read_csv(run_dir / DEBUG_CSV, "debuggability", notes)
+    ttft = _ttft(read_jsonl(run_dir / TTFT_JSONL))
     code = codesize.measure(repo_root) if repo_root is not None else None
     return RunData(
         runs=runs,
@@ -198,6 +229,7 @@ def load_run_dir(run_dir: Path | str, *, repo_root: Path | None = REPO_ROOT) -> 
         throughput=throughput,
         debuggability=debug,
         code_size=code,
+        ttft=ttft,
         run_dir=run_dir,
         notes=tuple(notes),
     )

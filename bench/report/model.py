@@ -12,6 +12,7 @@ Frames and their columns (one row per ...):
 ``footprint``     one engine: ``FOOTPRINT_COLUMNS``
 ``throughput``    engine x latency profile x concurrency: ``THROUGHPUT_COLUMNS``
 ``debuggability`` engine x debug mode x scenario: ``DEBUG_COLUMNS``
+``ttft``          one run of the TTFT phase: ``TTFT_COLUMNS``
 ``code_size``     one measured piece of code: ``CODE_SIZE_COLUMNS``
 
 Optional frames may be ``None`` (not measured in this run); the report then skips what
@@ -90,6 +91,15 @@ DEBUG_COLUMNS: dict[str, str] = {
     "mode_cost_ms": "extra run time of the debug mode",
 }
 
+TTFT_COLUMNS: dict[str, str] = {
+    "engine": "engine name",
+    "scenario": "the TTFT scenario (a long streamed answer)",
+    "latency_profile": "the mock's latency profile of the TTFT phase",
+    "status": "completed | failed | aborted | error",
+    "ttft_ms": "time to the first token of the final answer through the engine's stream",
+    "floor_ttft_ms": "the part of it the mock scripts (the same for every engine), or NA",
+}
+
 CODE_SIZE_COLUMNS: dict[str, str] = {
     "component": "what was measured (e.g. scheduler, scheduler core loop)",
     "path": "file or directory, relative to the repository",
@@ -157,6 +167,7 @@ class RunData:
     throughput: pd.DataFrame | None = None
     debuggability: pd.DataFrame | None = None
     code_size: pd.DataFrame | None = None
+    ttft: pd.DataFrame | None = None
     run_dir: Path | None = None
     notes: tuple[str, ...] = ()  # what the adapter could not read, for the caveats
 
@@ -195,6 +206,11 @@ class RunData:
         object.__setattr__(self, "throughput", _conform(self.throughput, THROUGHPUT_COLUMNS))
         object.__setattr__(self, "debuggability", _conform(self.debuggability, DEBUG_COLUMNS))
         object.__setattr__(self, "code_size", _conform(self.code_size, CODE_SIZE_COLUMNS))
+        ttft = _conform(self.ttft, TTFT_COLUMNS)
+        if ttft is not None:
+            for name in ("ttft_ms", "floor_ttft_ms"):
+                ttft[name] = pd.to_numeric(ttft[name], errors="coerce")
+        object.__setattr__(self, "ttft", ttft)
 
     @property
     def engines(self) -> list[str]:

@@ -88,6 +88,12 @@ def run_dir(tmp_path: Path) -> Path:
             "runs.jsonl",
             run_row("scheduler", "tool_flaky", 4, crashed=True, status=None, termination=None),
         )
+        for engine, extra in (("raw", 0.2), ("scheduler", 0.3), ("lc-agentexecutor", 6.0)):
+            for repeat in range(3):
+                row = run_row(engine, "streaming_long_answer", repeat, latency="ttft")
+                row.update(ttft_ms=300.0 + extra + repeat, floor_ttft_ms=300.0)
+                store.append("ttft.jsonl", row)
+            store.append("ttft.jsonl", {**row, "phase": "warmup", "ttft_ms": 9999.0})
     pd.DataFrame(
         [
             {
@@ -149,6 +155,9 @@ def test_reads_the_runners_files(run_dir: Path) -> None:
     assert set(data.throughput["latency_profile"]) == {"zero"}
     assert data.throughput["p95_ms"].tolist()[:2] == [0.8, 0.8]
     assert data.debuggability is None
+    ttft = data.ttft.groupby("engine")["ttft_ms"].median().to_dict()
+    assert ttft == {"raw": 301.2, "scheduler": 301.3, "lc-agentexecutor": 307.0}  # no warm-up
+    assert set(data.ttft["latency_profile"]) == {"ttft"}
     assert data.notes == ("debuggability.csv not found: debuggability not measured in this run.",)
 
 
@@ -171,15 +180,17 @@ def test_cli_writes_the_report_and_compares_with_a_baseline(
     assert printed[:3] == [
         str(out / "report.md"),
         str(out / "report.html"),
-        f"{out / 'charts'}/ (7 charts)",
+        f"{out / 'charts'}/ (8 charts)",
     ]
-    assert printed[3:5] == [
-        "  skipped chart ttft: no time-to-first-token measurements in this run",
-        "  skipped chart debuggability: no debuggability scores in this run",
-    ]
+    assert printed[3] == "  skipped chart debuggability: no debuggability scores in this run"
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "| tool_flaky | ✓ recovered (stop) | ✓ recovered (stop) | ✗ failed (tool_error) |" in md
     assert "lc-agentexecutor +30" in md  # token overhead per request, turn by turn
+    # what each engine adds to the TTFT over the 300 ms floor (medians: +1.3 and +7 ms)
+    assert (
+        "added to TTFT: scheduler +1.30 ms; lc-agentexecutor +7.00 ms (lc-agentexecutor: 5.4×, "
+        "+5.70 ms); TTFT 307 ms vs 301 ms | supported |"
+    ) in md
     assert "## Comparison with baseline run-0" in md
     assert "> **Note:** The environments differ: git: def456 -> abc123" in md
     assert "| customer_returns | lc-agentexecutor | zero, inprocess |" in md
