@@ -410,8 +410,9 @@ def claim_tokens(f: Facts) -> Claim:
 def claim_streaming(f: Facts) -> Claim:
     text = "Poor streaming: streams pass through layers of interception, adding latency."
     rule = (
-        "what each engine adds to the time to first token of the final answer (its TTFT minus "
-        "the part the mock scripts, the same for every engine): ratio = LangChain ÷ "
+        "what each engine adds to the time to first token of the final answer (its median "
+        "TTFT minus the raw loop's; without raw, minus the part the mock scripts): ratio = "
+        "LangChain ÷ "
         "scheduler-stream (else scheduler), added = the difference. supported: ratio ≥ "
         f"{T.TTFT_RATIO_SUPPORTED:g} and added ≥ {fmt_pct(T.TTFT_SHARE_SIGNIFICANT)} of a "
         f"{T.REFERENCE_TTFT_MS:.0f} ms hosted-model TTFT; refuted: ratio < "
