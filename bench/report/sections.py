@@ -818,8 +818,37 @@ def environment(data: RunData) -> Section:
             flat.append((prefix, str(value)))
 
     walk("", meta)
+    values = dict(flat)
+    headline = [
+        ("CPU", values.get("machine.cpu_model")),
+        ("logical CPUs", values.get("machine.cpu_logical")),
+        ("memory (MB)", values.get("machine.memory_total_mb")),
+        ("OS", values.get("machine.os")),
+        ("load average at start", values.get("machine.load_average")),
+        ("Python", values.get("python.version")),
+        ("git", _git_text(values)),
+        ("started", values.get("started_at")),
+        ("measuring time (s)", values.get("duration_s")),
+        ("rounds × transport", _join(values.get("config.rounds"), values.get("config.transport"))),
+        ("latency profiles", values.get("config.latencies")),
+        ("complete", values.get("complete")),
+        *((name, packages.get(name)) for name in ("langchain", "langchain-core",
+          "langchain-classic", "langchain-openai", "langgraph", "openai", "httpx")),
+    ]  # fmt: skip
     blocks: list[Block] = [
-        Table(("key", "value"), tuple((k, _short(v, 160)) for k, v in flat), css="environment")
+        Table(
+            ("", "value"),
+            tuple((k, _short(str(v), 160)) for k, v in headline if v not in (None, "", "None")),
+            css="environment",
+        )
+    ]
+    subs = [
+        Section(
+            "Everything in meta.json",
+            "environment-meta",
+            (Table(("key", "value"), tuple((k, _short(v, 160)) for k, v in flat)),),
+            collapsed=True,
+        )
     ]
     if packages:
         key_pkgs = (
@@ -839,14 +868,33 @@ def environment(data: RunData) -> Section:
         )
         wanted = [p for p in key_pkgs if p in packages]
         rest = sorted(p for p in packages if p not in wanted)
-        blocks.append(
-            Table(
-                ("package", "version"),
-                tuple((p, packages[p]) for p in wanted + rest),
-                caption=f"{len(packages)} packages installed when the run was made.",
+        subs.append(
+            Section(
+                "Packages",
+                "environment-packages",
+                (
+                    Table(
+                        ("package", "version"),
+                        tuple((p, packages[p]) for p in wanted + rest),
+                        caption=f"{len(packages)} packages installed when the run was made.",
+                    ),
+                ),
+                collapsed=True,
             )
         )
-    return Section("Environment", "environment", tuple(blocks))
+    return Section("Environment", "environment", tuple(blocks), tuple(subs))
+
+
+def _git_text(values: Mapping[str, str]) -> str | None:
+    sha = values.get("git.sha")
+    if not sha:
+        return None
+    return sha[:12] + (" (uncommitted changes)" if values.get("git.dirty") == "True" else "")
+
+
+def _join(*parts: object) -> str | None:
+    kept = [str(p) for p in parts if p not in (None, "", "None")]
+    return " × ".join(kept) or None
 
 
 def caveats(data: RunData, skipped: Sequence[tuple[str, str]]) -> Section:
