@@ -809,7 +809,7 @@ def environment(data: RunData) -> Section:
                 walk(f"{prefix}.{k}" if prefix else str(k), v)
         elif isinstance(value, list | tuple):
             text = (
-                ", ".join(str(v) for v in value)
+                ", ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in value)
                 if all(not isinstance(v, Mapping | list) for v in value)
                 else json.dumps(value, sort_keys=True, default=str)
             )
