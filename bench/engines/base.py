@@ -53,7 +53,10 @@ class RunRecord:
     error: str | None = None
     tool_ms: float = 0.0  # time spent inside tool bodies (scripted latency included)
     mock_latency_ms: float = 0.0  # scripted LLM latency the mock added (zero profile: 0)
-    ttft_ms: float | None = None  # first content token through the engine, when it streams
+    ttft_ms: float | None = None  # first token of the final answer through the engine, streaming
+    # stream_tokens runs: the mock latency and tool time before the first answer token could
+    # reach this engine, for the requests it really sent (its protocol, streamed or not)
+    scripted_ttft_ms: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -87,6 +90,10 @@ class RunContext:
     # None: the scenario's limits.run_timeout_s, else 30 s. AgentExecutor gets it as
     # max_execution_time, the others as asyncio.timeout.
     run_timeout_s: float | None = None
+    # consume the framework's user-facing token stream and measure the time to the first
+    # token of the final answer (RunRecord.ttft_ms); False: the engine's ordinary call
+    # (docs/engines.md, Token streaming)
+    stream_tokens: bool = False
 
 
 class Engine(ABC):

@@ -25,6 +25,7 @@ from typing import Any
 from bench.engines.base import Engine, RunContext, RunRecord, RunStatus, ToolCallRecord
 from bench.mockllm import LatencyProfile, MockLLM
 from bench.recording import RunLog, end_log, recording_client, start_log
+from bench.ttft import reply_total_s, reply_ttft_s
 from scenarios import Scenario
 
 CHAT_PATH_SUFFIX = "/chat/completions"
@@ -67,11 +68,15 @@ class Accounting:
             latency=latency or LatencyProfile(),
         )
 
-    def account(self, log: RunLog) -> dict[str, Any]:
+    def account(self, log: RunLog, *, ttft: bool = False) -> dict[str, Any]:
+        """Counts of one run; with ``ttft``, also ``scripted_ttft_ms`` (see ``bench.ttft``):
+        the mock latency before the last answered request, that request's time to its first
+        answer token, and the tool time."""
         chat = [x for x in log.exchanges if x.path.endswith(CHAT_PATH_SUFFIX)]
         bodies: list[Any] = []
         prompt = completion = 0
         latency_s = 0.0
+        before_last_s = last_ttft_s = None
         self._replay.reset()
         for exchange in chat:
             try:
@@ -84,23 +89,27 @@ class Accounting:
             prompt += billed.prompt_tokens
             if exchange.status == 200:
                 completion += billed.completion_tokens
-                latency_s += reply.delay_s
-                if reply.chunks:
-                    latency_s += reply.chunk_delay_s * max(len(reply.chunks) - 1, 0)
                 fault = self._fault_delay(billed)
-                if fault and exchange.elapsed_s >= fault:
-                    latency_s += fault
+                fault = fault if fault and exchange.elapsed_s >= fault else 0.0
+                if ttft:
+                    first = reply_ttft_s(reply, billed.protocol)
+                    before_last_s = latency_s
+                    last_ttft_s = None if first is None else first + fault
+                latency_s += reply_total_s(reply) + fault
             else:
                 # an error status, or no reply at all: the wait was the mock's doing
                 latency_s += exchange.elapsed_s
         self._replay.reset()
-        return {
+        counted: dict[str, Any] = {
             "llm_calls": len(chat),
             "requests": bodies,
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "mock_latency_ms": latency_s * 1000,
         }
+        if ttft and before_last_s is not None and last_ttft_s is not None:
+            counted["scripted_ttft_ms"] = (before_last_s + last_ttft_s) * 1000 + log.tool_time_ms()
+        return counted
 
     def _fault_delay(self, billed: Any) -> float:
         if billed.turn is None:
@@ -210,7 +219,7 @@ class RecordingEngine(Engine):
     def record(
         self, prepared: Prepared, outcome: Outcome, log: RunLog, wall_ms: float, cpu_ms: float
     ) -> RunRecord:
-        counted = prepared.accounting.account(log)
+        counted = prepared.accounting.account(log, ttft=prepared.ctx.stream_tokens)
         tools = [ToolCallRecord(t.name, t.args, t.ok, t.duration_ms, t.error) for t in log.tools]
         return RunRecord(
             engine=self.name,
@@ -232,5 +241,6 @@ class RecordingEngine(Engine):
             tool_ms=log.tool_time_ms(),
             mock_latency_ms=counted["mock_latency_ms"],
             ttft_ms=outcome.ttft_ms,
+            scripted_ttft_ms=counted.get("scripted_ttft_ms"),
             extra=outcome.extra,
         )

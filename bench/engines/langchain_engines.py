@@ -22,12 +22,22 @@ status:
 
 LLM calls, tool calls and tokens come from the recording transport and the tools, never
 from LangChain's own account (intermediate steps, callbacks).
+
+With ``RunContext.stream_tokens``, ``execute`` consumes the framework's user-facing token
+stream instead, as a chat UI would, and records the time to the first token of the final
+answer (``ttft_ms``): the executors through ``astream_events(..., version="v2")`` (the
+``on_chat_model_stream`` chunks of the last LLM call; for ReAct, the first token after
+``Final Answer:``), ``create_agent`` through ``astream(..., stream_mode="messages")`` (the
+first content of the last ``AIMessageChunk``). The answer is read from the stream too: the
+executor's ``on_chain_end`` output, and create_agent's last message rebuilt from its chunks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import operator
 import sys
 import time
 from dataclasses import dataclass
@@ -38,6 +48,7 @@ from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout
 from bench.mockllm.transport import BASE_URL
 from bench.recording import current_log
 from bench.tools import build_tools
+from bench.ttft import react_answer_started
 
 # the harness's own guard, past the framework's deadline: only hit if the framework's fails
 _GUARD_FACTOR, _GUARD_EXTRA_S = 1.5, 1.0
@@ -111,9 +122,13 @@ class _LangChainEngine(RecordingEngine):
     async def execute(self, p: LangChainPrepared) -> Outcome:
         guard = p.deadline_s * _GUARD_FACTOR + _GUARD_EXTRA_S if self.framework_deadline else None
         started = time.perf_counter()
+        ttft_ms = None
         try:
             async with asyncio.timeout(guard or p.deadline_s) as deadline:
-                result = await p.agent.ainvoke(p.inputs, config=p.config)
+                if p.ctx.stream_tokens:
+                    result, ttft_ms = await self.stream(p, started)
+                else:
+                    result = await p.agent.ainvoke(p.inputs, config=p.config)
         except TimeoutError as exc:
             if deadline.expired():
                 return Outcome(
@@ -126,7 +141,14 @@ class _LangChainEngine(RecordingEngine):
             return classify_exception(exc)
         except Exception as exc:
             return classify_exception(exc)
-        return self.answer(result, time.perf_counter() - started, p)
+        outcome = self.answer(result, time.perf_counter() - started, p)
+        if outcome.status == "completed":
+            outcome.ttft_ms = ttft_ms
+        return outcome
+
+    async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
+        """Run through the user-facing token stream: (what ``ainvoke`` returns, TTFT ms)."""
+        raise NotImplementedError
 
     framework_deadline = True  # the framework enforces the run deadline itself
 
@@ -144,6 +166,35 @@ def _answered(text: Any) -> Outcome:
 
 
 class _ExecutorEngine(_LangChainEngine):
+    react = False  # the answer is the text after "Final Answer:" of the last LLM call
+
+    async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
+        first = None  # when the first answer token of the latest LLM call arrived
+        text = ""  # ReAct: that call's text so far
+        output = None
+        events = p.agent.astream_events(p.inputs, config=p.config, version="v2")
+        async for event in events:
+            kind = event["event"]
+            if kind == "on_chat_model_stream":
+                if first is None:
+                    content = event["data"]["chunk"].content
+                    if not isinstance(content, str):
+                        content = event["data"]["chunk"].text
+                    if content:
+                        if not self.react:
+                            first = time.perf_counter()
+                        else:
+                            text += content
+                            if react_answer_started(text):
+                                first = time.perf_counter()
+            elif kind == "on_chat_model_start":
+                first, text = None, ""  # a new LLM call: only the last one's answer counts
+            elif kind == "on_chain_end" and not event["parent_ids"]:
+                output = event["data"]["output"]
+        if output is None:
+            raise RuntimeError("astream_events ended without the executor's on_chain_end")
+        return output, None if first is None else (first - started) * 1000
+
     def answer(self, result: Any, elapsed_s: float, p: LangChainPrepared) -> Outcome:
         output = result.get("output")
         if output in lcb.STOPPED_SENTINELS:
@@ -187,6 +238,7 @@ class ReactEngine(_ExecutorEngine):
     description = (
         "langchain_classic AgentExecutor + create_react_agent (text ReAct, hwchase17/react)"
     )
+    react = True
 
     def build(self, llm, tools, scenario, settings, history):
         executor = lcb.build_react_executor(
@@ -211,6 +263,28 @@ class CreateAgentEngine(_LangChainEngine):
             lcb.create_agent_inputs(scenario.user, history),
             lcb.create_agent_config(settings),
         )
+
+    async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
+        from langchain_core.messages import AIMessage, AIMessageChunk
+
+        message_id = None  # the latest AI message (one per LLM call)
+        chunks: list[Any] = []  # its chunks
+        first = None  # when its first content arrived
+        stream = p.agent.astream(p.inputs, config=p.config, stream_mode="messages")
+        async for message, _metadata in stream:
+            if isinstance(message, AIMessageChunk):
+                if message.id != message_id:
+                    message_id, chunks, first = message.id, [], None
+                chunks.append(message)
+                if first is None and message.content:
+                    first = time.perf_counter()
+            elif isinstance(message, AIMessage) and message.id != message_id:
+                # a model that did not stream: the whole message at once
+                message_id, chunks, first = message.id, [message], time.perf_counter()
+        if not chunks:
+            raise RuntimeError("the messages stream carried no AI message")
+        last = chunks[0] if len(chunks) == 1 else functools.reduce(operator.add, chunks)
+        return {"messages": [last]}, None if first is None else (first - started) * 1000
 
     def answer(self, result: Any, elapsed_s: float, p: LangChainPrepared) -> Outcome:
         last = result["messages"][-1]

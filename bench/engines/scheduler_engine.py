@@ -22,8 +22,9 @@ run deadline          ``asyncio.timeout`` around the run (the harness's, as for 
 
 ``temperature`` is left unset (``AgentConfig`` defaults to 0.1) so the request bodies carry
 the same fields as the other engines'. ``scheduler`` calls ``await agent.run(...)``;
-``scheduler-stream`` consumes ``agent.stream(...)`` (streamed LLM calls) and measures the
-time to the first content delta as its TTFT.
+``scheduler-stream`` consumes ``agent.stream(...)`` (streamed LLM calls) and measures its
+TTFT: the time to the first ``ContentDelta`` of the step that gave the final answer. With
+``RunContext.stream_tokens``, ``scheduler`` consumes ``agent.stream(...)`` the same way.
 """
 
 from __future__ import annotations
@@ -130,7 +131,29 @@ class SchedulerEngine(RecordingEngine):
         )
 
     async def invoke(self, p: SchedulerPrepared) -> tuple[Any, float | None]:
+        if p.ctx.stream_tokens:
+            return await stream_run(p)
         return await p.agent.run(p.user, messages=p.history), None
+
+
+async def stream_run(p: SchedulerPrepared) -> tuple[Any, float | None]:
+    """Consume ``agent.stream()``: the result, and the time to the first content delta of
+    the last step that streamed content (the final answer; earlier steps' text is not it)."""
+    started = time.perf_counter()
+    step: int | None = None
+    first: float | None = None
+    result = None
+    async for event in p.agent.stream(p.user, messages=p.history):
+        if isinstance(event, ContentDelta):
+            if event.text and event.step != step:
+                step, first = event.step, time.perf_counter()
+        elif isinstance(event, RunFinished):
+            result = event.result
+    if result is None:
+        raise RuntimeError("agent.stream() ended without a RunFinished event")
+    if first is None or not result.content:
+        return result, None
+    return result, (first - started) * 1000
 
 
 class SchedulerStreamEngine(SchedulerEngine):
@@ -139,14 +162,4 @@ class SchedulerStreamEngine(SchedulerEngine):
     streams = True
 
     async def invoke(self, p: SchedulerPrepared) -> tuple[Any, float | None]:
-        started = time.perf_counter()
-        first: float | None = None
-        result = None
-        async for event in p.agent.stream(p.user, messages=p.history):
-            if first is None and isinstance(event, ContentDelta) and event.text:
-                first = time.perf_counter()
-            elif isinstance(event, RunFinished):
-                result = event.result
-        if result is None:
-            raise RuntimeError("agent.stream() ended without a RunFinished event")
-        return result, (first - started) * 1000 if first is not None else None
+        return await stream_run(p)
