@@ -6,9 +6,11 @@ reports/<run-id>/
   runs.jsonl         one line per run (warm-up and timed), appended and flushed as it arrives
   footprint.jsonl    one line per import probe and per worker process
   throughput.jsonl   one line per engine × latency profile × concurrency level
+  ttft.jsonl         one line per run of the TTFT phase (warm-up and timed)
   summary.csv        engine × scenario × latency statistics (pandas, rebuilt from runs.jsonl)
   footprint.csv      per engine
   throughput.csv     per engine × latency profile × concurrency level
+  ttft.csv           per engine: time to first token through its user-facing stream
   logs/              stderr of worker processes (kept when not empty)
 ```
 
@@ -36,11 +38,14 @@ THROUGHPUT = "throughput.jsonl"
 SUMMARY = "summary.csv"
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"
+TTFT = "ttft.jsonl"
+TTFT_CSV = "ttft.csv"
 LOGS = "logs"
 
 # what identifies a row of each file (the later row with the same key wins)
 RUN_KEY = ("engine", "scenario", "latency", "transport", "round", "repeat", "phase")
 THROUGHPUT_KEY = ("engine", "scenario", "latency", "transport", "concurrency")
+TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
 
 
 def _clean(value: Any) -> Any:
@@ -179,4 +184,22 @@ def finished_repeats(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str
             continue
         key = (row["engine"], row["scenario"], row["latency"], int(row["round"]))
         done.setdefault(key, set()).add(int(row["repeat"]))
+    return done
+
+
+def finished_ttft(
+    rows: Iterable[dict[str, Any]], scenario: str, latency: str, transport: str
+) -> dict[str, set[int]]:
+    """Engine → repeat indices of the TTFT phase measured (not crashed) for this cell."""
+    done: dict[str, set[int]] = {}
+    for row in latest(rows, TTFT_KEY):
+        if row.get("phase") != "timed" or row.get("crashed"):
+            continue
+        if (row.get("scenario"), row.get("latency"), row.get("transport")) != (
+            scenario,
+            latency,
+            transport,
+        ):
+            continue
+        done.setdefault(row["engine"], set()).add(int(row["repeat"]))
     return done

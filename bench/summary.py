@@ -1,4 +1,4 @@
-"""summary.csv and throughput.csv: the statistics of a run's rows, built with pandas.
+"""summary.csv, throughput.csv and ttft.csv: the statistics of a run's rows, built with pandas.
 
 One summary row per engine × scenario × latency profile × transport, from the latest timed
 rows of runs.jsonl (warm-ups and rows superseded by ``--resume`` left out). Ratios and token
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from bench import stats
-from bench.results import THROUGHPUT_KEY, latest, timed_rows
+from bench.results import THROUGHPUT_KEY, TTFT_KEY, latest, timed_rows
 
 BASELINE = "raw"
 GROUP = ["engine", "scenario", "latency", "transport"]
@@ -92,6 +92,33 @@ THROUGHPUT_COLUMNS = [
     "cpu_utilization",
     "window_s",
     "crashed",
+]
+
+
+TTFT_COLUMNS = [
+    "engine",
+    "scenario",
+    "latency",
+    "transport",
+    "n",
+    "n_ttft",
+    "crashed",
+    "errors",
+    "expect_ok_rate",
+    "ttft_ms_median",
+    "ttft_ms_p25",
+    "ttft_ms_p75",
+    "ttft_ms_p95",
+    "ttft_ms_min",
+    "ttft_ms_max",
+    "floor_ttft_ms",
+    "extra_ttft_ms",
+    "extra_ttft_vs_raw_ms",
+    "scripted_ttft_ms_median",
+    "ttft_overhead_ms_median",
+    "wall_ms_median",
+    "llm_calls_median",
+    "streamed_requests_median",
 ]
 
 
@@ -238,6 +265,64 @@ def build_throughput_table(rows: Iterable[dict[str, Any]]) -> Any:
     for record in records:
         record["crashed"] = bool(record.get("crashed"))
     return pd.DataFrame(records, columns=THROUGHPUT_COLUMNS)
+
+
+def build_ttft_table(rows: Iterable[dict[str, Any]], *, engine_order: Iterable[str] = ()) -> Any:
+    """ttft.csv: one row per engine × scenario × profile × transport of the TTFT phase.
+
+    ``extra_ttft_ms`` is the engine's median TTFT minus the scripted floor (the same for every
+    engine); ``extra_ttft_vs_raw_ms`` minus ``raw``'s median TTFT (empty without ``raw``),
+    which also takes out what the harness itself adds (the in-process mock rendering a
+    reply, timer granularity); ``ttft_overhead_ms_median`` is the median over runs of TTFT
+    minus the scripted time for the requests that run really sent (differs from the floor
+    for ReAct text and for non-streamed answers).
+    """
+    import pandas as pd
+
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in latest(rows, TTFT_KEY):
+        if row.get("phase") == "timed":
+            groups.setdefault(tuple(row.get(k) for k in GROUP), []).append(row)
+    medians = {
+        key: _median(_values([r for r in group if not r.get("crashed")], "ttft_ms"))
+        for key, group in groups.items()
+    }
+    records = []
+    for key, group in groups.items():
+        _engine, scenario, latency, transport = key
+        ok = [r for r in group if not r.get("crashed")]
+        ttft = _values(ok, "ttft_ms")
+        floors = _values(ok, "floor_ttft_ms")
+        entry: dict[str, Any] = dict(zip(GROUP, key, strict=True))
+        entry["n"] = len(_values(ok, "wall_ms"))
+        entry["n_ttft"] = len(ttft)
+        entry["crashed"] = len(group) - len(ok)
+        entry["errors"] = sum(1 for r in group if r.get("status") != "completed")
+        expects = [bool(r.get("expect_ok")) for r in ok if "expect_ok" in r]
+        entry["expect_ok_rate"] = float(np.mean(expects)) if expects else math.nan
+        entry["ttft_ms_median"] = medians[key]
+        for name, q in (("p25", 25), ("p75", 75), ("p95", 95)):
+            entry[f"ttft_ms_{name}"] = stats.percentile(ttft, q)
+        entry["ttft_ms_min"] = min(ttft) if ttft else math.nan
+        entry["ttft_ms_max"] = max(ttft) if ttft else math.nan
+        entry["floor_ttft_ms"] = _median(floors)
+        entry["extra_ttft_ms"] = entry["ttft_ms_median"] - entry["floor_ttft_ms"]
+        raw = medians.get((BASELINE, scenario, latency, transport), math.nan)
+        entry["extra_ttft_vs_raw_ms"] = entry["ttft_ms_median"] - raw
+        for metric in ("scripted_ttft_ms", "ttft_overhead_ms", "wall_ms", "llm_calls"):
+            entry[f"{metric}_median"] = _median(_values(ok, metric))
+        entry["streamed_requests_median"] = _median(_values(ok, "streamed_requests"))
+        records.append(entry)
+    engines = {name: i for i, name in enumerate(engine_order)}
+    records.sort(
+        key=lambda e: (
+            str(e["scenario"]),
+            str(e["latency"]),
+            engines.get(e["engine"], len(engines)),
+            str(e["engine"]),
+        )
+    )
+    return pd.DataFrame(records, columns=TTFT_COLUMNS)
 
 
 def write_csv(frame: Any, path: Any) -> None:

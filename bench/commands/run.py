@@ -53,6 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="seed of the bootstrap confidence intervals")
     parser.add_argument("--no-throughput", action="store_true", help="skip the throughput phase")
     parser.add_argument("--no-footprint", action="store_true", help="skip the import probes")
+    parser.add_argument(
+        "--no-ttft",
+        action="store_true",
+        help="skip the TTFT phase (each engine's token stream on streaming_long_answer)",
+    )
 
 
 def _names(value: str | None, valid: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -125,6 +130,8 @@ def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) 
         values["throughput"] = False
     if args.no_footprint:
         values["footprint"] = False
+    if args.no_ttft:
+        values["ttft"] = False
     return RunConfig(**values)
 
 
@@ -143,6 +150,7 @@ _RESUME_FIELDS = {
     "quick": "quick",
     "no_throughput": "throughput",
     "no_footprint": "footprint",
+    "no_ttft": "ttft",
 }
 
 

@@ -8,12 +8,21 @@ from typing import Any
 from bench import stats
 from bench.footprint import build_footprint_table
 from bench.metadata import now_iso
-from bench.results import FOOTPRINT, FOOTPRINT_CSV, RUNS, SUMMARY, THROUGHPUT, THROUGHPUT_CSV
-from bench.summary import build_summary, build_throughput_table, write_csv
+from bench.results import (
+    FOOTPRINT,
+    FOOTPRINT_CSV,
+    RUNS,
+    SUMMARY,
+    THROUGHPUT,
+    THROUGHPUT_CSV,
+    TTFT,
+    TTFT_CSV,
+)
+from bench.summary import build_summary, build_throughput_table, build_ttft_table, write_csv
 
 
 def write_tables(store: Any, config: Any) -> tuple[Any, Any, Any]:
-    """(Re)build summary.csv, footprint.csv and throughput.csv from the JSON-lines files."""
+    """(Re)build summary.csv, footprint.csv, throughput.csv and ttft.csv from the JSON lines."""
     summary = build_summary(
         store.rows(RUNS),
         seed=config.seed,
@@ -25,7 +34,12 @@ def write_tables(store: Any, config: Any) -> tuple[Any, Any, Any]:
     write_csv(summary, store.path(SUMMARY))
     write_csv(footprint, store.path(FOOTPRINT_CSV))
     write_csv(throughput, store.path(THROUGHPUT_CSV))
+    write_csv(ttft_table(store, config), store.path(TTFT_CSV))
     return summary, footprint, throughput
+
+
+def ttft_table(store: Any, config: Any) -> Any:
+    return build_ttft_table(store.rows(TTFT), engine_order=config.engines)
 
 
 def _ms(value: Any) -> str:
@@ -127,6 +141,29 @@ def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
     return table
 
 
+def ttft_console_table(ttft: Any) -> Any:
+    """The TTFT phase: median time to the first answer token, the floor, what each adds."""
+    from rich.table import Table
+
+    table = Table(
+        title="Time to first token of the final answer (ms, medians; floor = scripted by the mock)"
+    )
+    for column in ("engine", "scenario", "runs", "TTFT", "p95", "floor", "extra", "vs raw"):
+        table.add_column(column, justify="left" if column in ("engine", "scenario") else "right")
+    for _, row in ttft.iterrows():
+        table.add_row(
+            str(row["engine"]),
+            str(row["scenario"]),
+            f"{int(row['n_ttft'])}/{int(row['n'])}",
+            _ms(row["ttft_ms_median"]),
+            _ms(row["ttft_ms_p95"]),
+            _ms(row["floor_ttft_ms"]),
+            _num(row["extra_ttft_ms"], "{:+.1f}"),
+            _num(row["extra_ttft_vs_raw_ms"], "{:+.1f}"),
+        )
+    return table
+
+
 def finish_run(
     store: Any, config: Any, meta: dict[str, Any], outcome: Any, elapsed_s: float
 ) -> int:
@@ -134,15 +171,20 @@ def finish_run(
 
     from rich.console import Console
 
-    from bench.results import finished_repeats
-    from bench.runner.plan import build_plan
+    from bench.results import finished_repeats, finished_ttft
+    from bench.runner.plan import build_plan, build_ttft_plan
     from scenarios import load_scenarios
 
     summary, footprint, throughput = write_tables(store, config)
     rows = store.rows(RUNS)
-    left = build_plan(config, load_scenarios(config.scenario_dir), finished_repeats(rows))
+    scenarios = load_scenarios(config.scenario_dir)
+    left = build_plan(config, scenarios, finished_repeats(rows))
     lost_levels = int(throughput["crashed"].sum()) if not throughput.empty else 0
-    complete = left.timed_runs == 0 and lost_levels == 0
+    ttft_done = finished_ttft(
+        store.rows(TTFT), config.ttft_scenario, config.ttft_latency, config.transport
+    )
+    ttft_left = sum(len(b.repeats) for b in build_ttft_plan(config, scenarios, ttft_done))
+    complete = left.timed_runs == 0 and lost_levels == 0 and ttft_left == 0
     meta["ended_at"] = now_iso()
     meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
     meta["complete"] = complete
@@ -153,6 +195,10 @@ def finish_run(
         "throughput_levels": outcome.throughput_levels,
         "crashed_levels": outcome.crashed_levels,
         "runs_missing": left.timed_runs,
+        "ttft_runs": outcome.ttft_runs,
+        "crashed_ttft_runs": outcome.crashed_ttft_runs,
+        "ttft_missing": ttft_left,
+        "ttft_skipped": outcome.ttft_skipped,
     }
     store.write_meta(meta)
 
@@ -161,15 +207,21 @@ def finish_run(
         console.print(engine_table(summary, footprint, throughput, config.engines))
         for latency in config.latencies:
             console.print(scenario_table(summary, config.engines, latency))
+    ttft = ttft_table(store, config)
+    if not ttft.empty:
+        console.print(ttft_console_table(ttft))
     resumed = f" ({outcome.skipped_runs} measured before)" if outcome.skipped_runs else ""
+    ttft_runs = f" + {outcome.ttft_runs} TTFT runs" if outcome.ttft_runs else ""
     console.print(
-        f"{outcome.timed_runs} timed runs{resumed} in {elapsed_s:.0f}s → {store.directory} "
-        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv)"
+        f"{outcome.timed_runs} timed runs{resumed}{ttft_runs} in {elapsed_s:.0f}s → "
+        f"{store.directory} "
+        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv)"
     )
     if not complete:
         print(
-            f"incomplete: {left.timed_runs} runs and {lost_levels} throughput levels have no "
-            f"measurement (worker crashes: see runs.jsonl and {store.logs}); "
+            f"incomplete: {left.timed_runs} runs, {ttft_left} TTFT runs and {lost_levels} "
+            f"throughput levels have no measurement (worker crashes: see runs.jsonl, "
+            f"ttft.jsonl and {store.logs}); "
             f"`schedbench run --out {store.directory} --resume` retries them",
             file=sys.stderr,
         )

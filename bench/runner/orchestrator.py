@@ -1,4 +1,4 @@
-"""The parent side of a run: import probes, then the suite round by round, then throughput.
+"""The parent side of a run: import probes, the suite round by round, TTFT, then throughput.
 
 Only this process writes the results files. Workers (``bench.runner.worker``) stream one
 JSON line per run; each becomes a runs.jsonl row at once (flushed), so a crash of anything
@@ -29,8 +29,10 @@ from bench.results import (
     RUNS,
     THROUGHPUT,
     THROUGHPUT_KEY,
+    TTFT,
     RunStore,
     finished_repeats,
+    finished_ttft,
     latest,
 )
 from bench.runner.plan import (
@@ -38,10 +40,12 @@ from bench.runner.plan import (
     RunConfig,
     batch_timeout_s,
     build_plan,
+    build_ttft_plan,
     ceil_div,
     estimate_run_s,
     pick_reference,
     rotate,
+    ttft_scenario,
 )
 from bench.runner.progress import NullProgress, Progress
 from scenarios import Scenario
@@ -207,6 +211,9 @@ class Outcome:
     throughput_levels: int = 0
     crashed_levels: int = 0
     skipped_runs: int = 0
+    ttft_runs: int = 0  # timed runs of the TTFT phase
+    crashed_ttft_runs: int = 0
+    ttft_skipped: str | None = None  # why the TTFT phase did not run, when it was asked for
     messages: list[str] = field(default_factory=list)
 
 
@@ -243,6 +250,8 @@ class Orchestrator:
             if self.config.footprint:
                 self.stack_probes()
             self.suite()
+            if self.config.ttft:
+                self.ttft()
             if self.config.throughput and self.config.concurrency:
                 self.throughput()
         finally:
@@ -256,6 +265,8 @@ class Orchestrator:
         needed = {"zero", *self.config.latencies}
         if self.config.throughput:
             needed |= {p.latency for p in self.config.throughput_profiles}
+        if ttft_scenario(self.config, self.scenarios) is not None:
+            needed.add(self.config.ttft_latency)
         return sorted(needed)
 
     def _start_servers(self) -> None:
@@ -422,19 +433,22 @@ class Orchestrator:
             "phase": phase,
         }
 
-    def _run_batch(self, worker: WorkerProcess, batch: Batch) -> None:
+    def _run_batch(self, worker: WorkerProcess, batch: Batch, *, ttft: bool = False) -> None:
+        """One batch into runs.jsonl, or (``ttft``) a TTFT batch into ttft.jsonl."""
+        target = TTFT if ttft else RUNS
         pending = list(batch.repeats)
         received = 0
+        command = {
+            "op": "batch",
+            "scenario": batch.scenario,
+            "latency": batch.latency,
+            "warmup": batch.warmup,
+            "repeats": list(batch.repeats),
+        }
+        if ttft:
+            command["stream_tokens"] = True
         try:
-            worker.send(
-                {
-                    "op": "batch",
-                    "scenario": batch.scenario,
-                    "latency": batch.latency,
-                    "warmup": batch.warmup,
-                    "repeats": list(batch.repeats),
-                }
-            )
+            worker.send(command)
             timeout = batch_timeout_s(batch.est_run_s)
             while True:
                 message = worker.receive(timeout)
@@ -444,12 +458,15 @@ class Orchestrator:
                 if kind != "run":
                     continue
                 phase, index = message["phase"], int(message["index"])
-                self.store.append(RUNS, {**message["row"], **self._ids(batch, phase, index)})
+                self.store.append(target, {**message["row"], **self._ids(batch, phase, index)})
                 received += 1
                 if phase == "timed":
                     if index in pending:
                         pending.remove(index)
-                    self.outcome.timed_runs += 1
+                    if ttft:
+                        self.outcome.ttft_runs += 1
+                    else:
+                        self.outcome.timed_runs += 1
                 else:
                     self.outcome.warmup_runs += 1
                 self.progress.advance(batch.est_run_s)
@@ -457,7 +474,7 @@ class Orchestrator:
             tail = worker.stderr_tail()
             self._drop_worker(batch.engine)
             reason = f"{exc}\n--- stderr tail ---\n{tail}" if tail else str(exc)
-            self._crash_rows(batch, pending, reason)
+            self._crash_rows(batch, pending, reason, ttft=ttft)
             self.progress.message(
                 f"worker for {batch.engine} lost during {batch.scenario} "
                 f"(round {batch.round + 1}): {exc}; {len(pending)} runs recorded as errors"
@@ -467,10 +484,12 @@ class Orchestrator:
         finally:
             self.store.sync()
 
-    def _crash_rows(self, batch: Batch, indices: list[int], reason: str) -> None:
+    def _crash_rows(
+        self, batch: Batch, indices: list[int], reason: str, *, ttft: bool = False
+    ) -> None:
         for index in indices:
             self.store.append(
-                RUNS,
+                TTFT if ttft else RUNS,
                 {
                     **self._ids(batch, "timed", index),
                     "status": "error",
@@ -481,7 +500,58 @@ class Orchestrator:
                     "ended_at": time.time(),
                 },
             )
-        self.outcome.crashed_runs += len(indices)
+        if ttft:
+            self.outcome.crashed_ttft_runs += len(indices)
+        else:
+            self.outcome.crashed_runs += len(indices)
+
+    # -- time to first token -------------------------------------------------------------
+
+    def ttft(self) -> None:
+        """Each engine's user-facing token stream on the TTFT scenario, into ttft.jsonl.
+
+        Runs in the last round's workers (the throughput phase reuses them), one batch per
+        engine: ``ttft_warmup`` discarded runs, then the runs that have no row yet.
+        """
+        config = self.config
+        scenario = ttft_scenario(config, self.scenarios)
+        if scenario is None:
+            where = config.scenario_dir or "scenarios/"
+            self.outcome.ttft_skipped = (
+                f"no scenario {config.ttft_scenario!r} in {where}"
+                if config.ttft_repeat >= 1
+                else "no TTFT runs asked for"
+            )
+            self.progress.message(f"TTFT phase skipped: {self.outcome.ttft_skipped}")
+            return
+        done = finished_ttft(self.store.rows(TTFT), scenario, config.ttft_latency, config.transport)
+        batches = build_ttft_plan(config, self.scenarios, done)
+        if not batches:
+            return
+        last_round = config.rounds - 1
+        spawns = sum(1 for b in batches if not self._has_worker(b.engine, last_round))
+        self.progress.phase(
+            "ttft",
+            sum(b.est_s for b in batches) + spawns * SPAWN_EST_S,
+            sum(b.warmup + len(b.repeats) for b in batches),
+        )
+        for batch in batches:
+            self.progress.describe(
+                f"{batch.engine} · {batch.scenario} · {batch.latency} profile, streamed"
+            )
+            worker = self.worker_for(batch.engine, last_round)
+            if worker is None:
+                reason = self._spawn_failures[(batch.engine, last_round)]
+                self._crash_rows(
+                    batch, list(batch.repeats), f"worker could not start: {reason}", ttft=True
+                )
+                self.progress.advance(batch.est_s, batch.warmup + len(batch.repeats))
+                continue
+            self._run_batch(worker, batch, ttft=True)
+
+    def _has_worker(self, engine: str, round_no: int) -> bool:
+        worker = self._workers.get(engine)
+        return worker is not None and worker.round == round_no and worker.alive()
 
     # -- throughput ----------------------------------------------------------------------
 

@@ -67,6 +67,12 @@ class RunConfig:
     footprint: bool = True
     footprint_processes: int = 3  # fresh interpreters per engine for the import-cost probe
     reference_scenario: str | None = None  # the cold first run of each worker (footprint)
+    # the TTFT phase: each engine's user-facing token stream on one scenario (ttft.jsonl)
+    ttft: bool = True
+    ttft_scenario: str = "streaming_long_answer"
+    ttft_latency: str = "ttft"  # a LatencyProfile name (bench.mockllm.latency)
+    ttft_repeat: int = 10  # timed runs per engine
+    ttft_warmup: int = 2  # discarded runs before them
 
     @classmethod
     def quick_defaults(cls) -> dict[str, Any]:
@@ -82,6 +88,8 @@ class RunConfig:
                 ThroughputProfile("zero", window_s=0.25, min_runs=1, warmup_runs=2),
             ),
             "footprint_processes": 1,
+            "ttft_repeat": 3,
+            "ttft_warmup": 1,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,6 +265,44 @@ def build_plan(
     return plan
 
 
+def ttft_scenario(config: RunConfig, available: Mapping[str, Scenario]) -> str | None:
+    """The TTFT phase's scenario, or None when the phase is off or the scenario is missing."""
+    if not config.ttft or config.ttft_repeat < 1 or config.ttft_scenario not in available:
+        return None
+    return config.ttft_scenario
+
+
+def ttft_run_s(scenario: Scenario, latency: str) -> float:
+    """Expected duration of one TTFT-phase run: the scripted waits plus framework time."""
+    from bench.mockllm import LatencyProfile
+    from bench.ttft import scripted_times_s
+
+    _floor, scripted = scripted_times_s(scenario, LatencyProfile.named(latency))
+    return scripted + len(scenario.script) * _STEP_S * 4  # streaming costs more per step
+
+
+def build_ttft_plan(
+    config: RunConfig,
+    scenarios: Mapping[str, Scenario],
+    done: Mapping[str, set[int]] | None = None,
+) -> list[Batch]:
+    """One batch per engine (in the last round's worker) of the TTFT scenario's runs with
+    ``stream_tokens``; ``done`` (engine → finished repeat indices) is skipped."""
+    name = ttft_scenario(config, scenarios)
+    if name is None:
+        return []
+    done = done or {}
+    est = ttft_run_s(scenarios[name], config.ttft_latency)
+    batches = []
+    for engine in config.engines:
+        todo = tuple(i for i in range(config.ttft_repeat) if i not in done.get(engine, set()))
+        if todo:
+            last_round = config.rounds - 1
+            warmup = config.ttft_warmup
+            batches.append(Batch(last_round, engine, name, config.ttft_latency, warmup, todo, est))
+    return batches
+
+
 def pick_reference(config: RunConfig, available: Mapping[str, Scenario]) -> str:
     """The scenario of each worker's cold first run and of throughput: customer_returns."""
     for candidate in (config.reference_scenario, "customer_returns"):
@@ -283,10 +329,13 @@ __all__ = [
     "ThroughputProfile",
     "batch_timeout_s",
     "build_plan",
+    "build_ttft_plan",
     "ceil_div",
     "estimate_run_s",
     "pick_reference",
     "repeats_for",
     "rotate",
+    "ttft_run_s",
+    "ttft_scenario",
     "warmup_for",
 ]

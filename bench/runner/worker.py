@@ -8,7 +8,8 @@ obeys commands until told to exit. Everything runs on **one event loop** created
 
 Protocol — newline-delimited JSON. Commands arrive on stdin::
 
-    {"op": "batch", "scenario": S, "latency": L, "warmup": W, "repeats": [i, ...]}
+    {"op": "batch", "scenario": S, "latency": L, "warmup": W, "repeats": [i, ...],
+     "stream_tokens": false}       true: the TTFT phase (RunContext.stream_tokens)
     {"op": "throughput", "scenario": S, "latency": L, "concurrency": C,
      "window_s": T, "min_runs": N, "warmup_runs": K}
     {"op": "exit"}
@@ -53,6 +54,7 @@ from bench.engines.base import RunContext, RunRecord  # noqa: E402
 from bench.mockllm import LatencyProfile, MockLLM  # noqa: E402
 from bench.mockllm.transport import BASE_URL  # noqa: E402
 from bench.runner.registry import create_engine  # noqa: E402
+from bench.ttft import scripted_floor_ms  # noqa: E402
 from scenarios import Scenario, load_scenarios  # noqa: E402
 from scheduler.tokens import count_request_tokens  # noqa: E402
 
@@ -172,6 +174,20 @@ def record_row(
     }
 
 
+def ttft_fields(record: RunRecord, floor_ms: float | None) -> dict[str, Any]:
+    """The ttft.jsonl fields on top of a runs.jsonl row (see bench.ttft)."""
+    ttft = _finite(record.ttft_ms)
+    scripted = _finite(record.scripted_ttft_ms)
+    return {
+        "floor_ttft_ms": floor_ms,
+        "scripted_ttft_ms": scripted,
+        "ttft_overhead_ms": ttft - scripted if ttft is not None and scripted is not None else None,
+        "streamed_requests": sum(
+            1 for body in record.requests or () if isinstance(body, dict) and body.get("stream")
+        ),
+    }
+
+
 def error_row(message: str) -> dict[str, Any]:
     """A run that produced no RunRecord (prepare failed, or the engine broke its contract)."""
     return {
@@ -237,12 +253,13 @@ class Worker:
             )
         return mock
 
-    def context(self, scenario: Scenario, latency: str) -> RunContext:
+    def context(self, scenario: Scenario, latency: str, stream_tokens: bool = False) -> RunContext:
         """What the engine gets: the mock (or its URL), its latency profile, the run deadline."""
         common = {
             "scenario": scenario,
             "latency": LatencyProfile.named(latency),
             "run_timeout_s": scenario.limits.run_timeout_s,
+            "stream_tokens": stream_tokens,
         }
         if self.transport == "inprocess":
             return RunContext(
@@ -288,9 +305,15 @@ class Worker:
         latency = command["latency"]
         warmup = int(command["warmup"])
         repeats = list(command["repeats"])
+        stream_tokens = bool(command.get("stream_tokens"))
         try:
             self.reset_mock(scenario, latency)
-            prepared = await self.engine.prepare(self.context(scenario, latency))
+            prepared = await self.engine.prepare(self.context(scenario, latency, stream_tokens))
+            floor_ms = (
+                scripted_floor_ms(scenario, LatencyProfile.named(latency))
+                if stream_tokens
+                else None
+            )
         except Exception:
             message = "prepare failed: " + traceback.format_exc(limit=5)
             for index in repeats:
@@ -306,6 +329,8 @@ class Worker:
             try:
                 record, outer_ms, collections = await self.timed_run(prepared)
                 row = record_row(record, scenario, self.engine_name, outer_ms, collections)
+                if stream_tokens:
+                    row.update(ttft_fields(record, floor_ms))
             except Exception:
                 row = error_row("engine.run raised: " + traceback.format_exc(limit=5))
             self.send({"type": "run", "phase": phase, "index": index, "row": row})

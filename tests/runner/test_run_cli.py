@@ -12,7 +12,7 @@ import pytest
 from bench.cli import main
 from bench.results import SCHEMA_VERSION
 from bench.runner.plan import RunConfig, build_plan
-from bench.summary import SUMMARY_COLUMNS, THROUGHPUT_COLUMNS
+from bench.summary import SUMMARY_COLUMNS, THROUGHPUT_COLUMNS, TTFT_COLUMNS
 from scenarios import load_scenarios
 from tests.runner.conftest import ROOT, SCENARIO_DIR, schedbench_env
 
@@ -118,6 +118,16 @@ def test_quick_run_footprint_and_throughput(quick_run):
     levels = sorted((r["engine"], r["latency"], int(r["concurrency"])) for r in throughput)
     assert levels == sorted((e, "zero", c) for e in ENGINES for c in (1, 4))
     assert all(int(r["runs"]) > 0 and r["errors"] == "0" for r in throughput)
+
+
+def test_quick_run_without_the_ttft_scenario_skips_the_phase(quick_run):
+    out, done = quick_run
+    assert "TTFT phase skipped: no scenario 'streaming_long_answer' in " in done.stderr
+    assert read_csv(out / "ttft.csv") == []
+    assert (out / "ttft.csv").read_text().strip() == ",".join(TTFT_COLUMNS)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["outcome"]["ttft_skipped"].startswith("no scenario 'streaming_long_answer'")
+    assert meta["outcome"]["ttft_missing"] == 0 and meta["complete"] is True
 
 
 def test_quick_run_prints_a_summary_table(quick_run):
