@@ -182,7 +182,11 @@ class RecordingEngine(Engine):
     async def execute(self, prepared: Any) -> Outcome:
         """The timed part: run the agent once and say how it ended (may raise)."""
 
+    def before_run(self, prepared: Any) -> None:
+        """Untimed reset between runs of one prepared agent (default: nothing to reset)."""
+
     async def run(self, prepared: Any) -> RunRecord:
+        self.before_run(prepared)
         log, token = start_log()
         try:
             cpu0 = time.process_time()

@@ -110,6 +110,11 @@ class SchedulerEngine(RecordingEngine):
             deadline_s=run_timeout_s(ctx),
         )
 
+    def before_run(self, p: SchedulerPrepared) -> None:
+        # Every run starts with closed breakers: a benchmark run stands for a fresh request,
+        # not for the same service minutes later (in production the breakers would persist).
+        p.agent.breakers.clear()
+
     async def execute(self, p: SchedulerPrepared) -> Outcome:
         try:
             async with asyncio.timeout(p.deadline_s) as deadline:
