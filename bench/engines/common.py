@@ -183,15 +183,15 @@ class RecordingEngine(Engine):
         """The timed part: run the agent once and say how it ended (may raise)."""
 
     def before_run(self, prepared: Any) -> None:
-        """Untimed reset between runs of one prepared agent (default: nothing to reset)."""
+        """A cheap reset between runs of one prepared agent (default: nothing to reset)."""
 
     async def run(self, prepared: Any) -> RunRecord:
-        self.before_run(prepared)
         log, token = start_log()
         try:
             cpu0 = time.process_time()
             t0 = time.perf_counter()
             try:
+                self.before_run(prepared)
                 outcome = await self.execute(prepared)
             except Exception as exc:
                 outcome = exception_outcome(exc)
