@@ -104,6 +104,11 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                     await asyncio.sleep(timeout)
                     raise lib.ReadTimeout(f"no response within {timeout:g}s", request=request)
                 await asyncio.sleep(reply.delay_s)
+            else:
+                # A real HTTP request always suspends while it waits for the socket; so must
+                # this one, or concurrent runs of an engine that awaits nothing else would run
+                # one after the other and its latency under concurrency would mean nothing.
+                await asyncio.sleep(0)
             if reply.chunks is None:
                 return lib.Response(reply.status, headers=reply.headers, content=reply.body)
             return lib.Response(reply.status, headers=reply.headers, stream=AsyncChunks(reply))

@@ -170,3 +170,22 @@ async def test_async_sdk_in_process(builtin_scenarios):
     )
     assert recorded.body["messages"] == _start_messages(scenario)
     assert recorded.prompt_tokens == response.usage.prompt_tokens
+
+
+async def test_in_process_requests_suspend_like_socket_requests(builtin_scenarios):
+    """Two concurrent requests interleave even at zero latency (one await point each)."""
+    import asyncio
+
+    mock = MockLLM()
+    client = mock_async_client(mock)
+    scenario = builtin_scenarios["single_tool"]
+    body = {"model": "scenario/single_tool", "messages": _start_messages(scenario)}
+    events = []
+
+    async def request(name):
+        events.append(f"{name} sent")
+        response = await client.post("/chat/completions", json=body)
+        events.append(f"{name} answered {response.status_code}")
+
+    await asyncio.gather(request("a"), request("b"))
+    assert events == ["a sent", "b sent", "a answered 200", "b answered 200"]
