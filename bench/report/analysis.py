@@ -427,28 +427,26 @@ def peak_throughput(data: RunData, profile: str = "zero") -> pd.DataFrame:
 DEBUG_RECALL_TIE = 0.05  # modes this close to an engine's best recall count as equally good
 
 
-def debug_best(data: RunData) -> pd.DataFrame:
-    """Per engine: its most useful debug mode, and the best fault localisation of any mode.
-
-    The most useful mode has the fewest bytes per fact among the modes whose mean recall is
-    within ``DEBUG_RECALL_TIE`` of the engine's highest (a user reaches for the mode that
-    tells as much with less to read). ``localised_best``: the highest share of fault
-    scenarios in which some mode of the engine lets you locate the failing step.
-    """
+def debug_modes(data: RunData) -> pd.DataFrame:
+    """Per engine x debug mode, over scenarios: mean recall, median bytes and bytes per fact,
+    share of fault scenarios whose failing step it locates, median cost of the mode."""
     dbg = data.debuggability
-    cols = [
-        "engine", "mode", "recall", "bytes", "bytes_per_fact", "localised", "mode_cost_ms",
-        "localised_best",
-    ]  # fmt: skip
     if dbg is None:
-        return pd.DataFrame(columns=cols)
-    d = dbg.copy()
-    for c in ("recall", "bytes", "bytes_per_fact", "mode_cost_ms"):
-        d[c] = pd.to_numeric(d[c], errors="coerce")
-    d["localised"] = d["localised"].map(_truthy)
-    modes = (
+        return pd.DataFrame(
+            columns=["engine", "mode", "scenarios", "recall", "bytes", "bytes_per_fact",
+                     "localised", "mode_cost_ms"]
+        )  # fmt: skip
+    d = dbg.assign(
+        recall=pd.to_numeric(dbg["recall"], errors="coerce"),
+        bytes=pd.to_numeric(dbg["bytes"], errors="coerce"),
+        bytes_per_fact=pd.to_numeric(dbg["bytes_per_fact"], errors="coerce"),
+        mode_cost_ms=pd.to_numeric(dbg["mode_cost_ms"], errors="coerce"),
+        localised=dbg["localised"].map(_truthy),
+    )
+    return (
         d.groupby(["engine", "mode"])
         .agg(
+            scenarios=("scenario", "nunique"),
             recall=("recall", "mean"),
             bytes=("bytes", "median"),
             bytes_per_fact=("bytes_per_fact", "median"),
@@ -457,6 +455,23 @@ def debug_best(data: RunData) -> pd.DataFrame:
         )
         .reset_index()
     )
+
+
+def debug_best(data: RunData) -> pd.DataFrame:
+    """Per engine: its most useful debug mode, and the best fault localisation of any mode.
+
+    The most useful mode has the fewest bytes per fact among the modes whose mean recall is
+    within ``DEBUG_RECALL_TIE`` of the engine's highest (a user reaches for the mode that
+    tells as much with less to read). ``localised_best``: the highest share of fault
+    scenarios in which some mode of the engine lets you locate the failing step.
+    """
+    cols = [
+        "engine", "mode", "recall", "bytes", "bytes_per_fact", "localised", "mode_cost_ms",
+        "localised_best",
+    ]  # fmt: skip
+    modes = debug_modes(data)
+    if modes.empty:
+        return pd.DataFrame(columns=cols)
     modes = modes[modes["recall"].notna()]
     rows = []
     for _, g in modes.groupby("engine"):

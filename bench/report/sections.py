@@ -548,25 +548,7 @@ def debuggability(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
     blocks: list[Block] = [*_slot(charts, "debuggability")]
     dbg = data.debuggability
     if dbg is not None:
-        d = dbg.assign(
-            recall=pd.to_numeric(dbg["recall"], errors="coerce"),
-            bytes=pd.to_numeric(dbg["bytes"], errors="coerce"),
-            bytes_per_fact=pd.to_numeric(dbg["bytes_per_fact"], errors="coerce"),
-            mode_cost_ms=pd.to_numeric(dbg["mode_cost_ms"], errors="coerce"),
-            localised=dbg["localised"].map(analysis._truthy),
-        )
-        agg = (
-            d.groupby(["engine", "mode"])
-            .agg(
-                scenarios=("scenario", "nunique"),
-                recall=("recall", "mean"),
-                bytes=("bytes", "median"),
-                bytes_per_fact=("bytes_per_fact", "median"),
-                localised=("localised", "mean"),
-                mode_cost_ms=("mode_cost_ms", "median"),
-            )
-            .reset_index()
-        )
+        agg = analysis.debug_modes(data)
         order = {e: i for i, e in enumerate(order_engines(agg["engine"]))}
         agg = agg.sort_values(
             ["engine", "mode"], key=lambda s: s.map(order) if s.name == "engine" else s
