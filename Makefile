@@ -20,6 +20,7 @@ install: $(STAMP)
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test: install lint
 	$(BIN)/python -m pytest

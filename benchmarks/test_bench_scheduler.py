@@ -59,7 +59,14 @@ class Bare:
         self.model = f"scenario/{scenario.name}"
         self.system, self.user = scenario.system_prompt, scenario.user
         self.schemas = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
             for t in scenario.tools
         ]
         self.handlers = _handlers(scenario)
@@ -81,7 +88,9 @@ class Bare:
             for call in calls:
                 function = call["function"]
                 result = await self.handlers[function["name"]](**json.loads(function["arguments"]))
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)})
+                messages.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
+                )
 
 
 def make_agent(scenario: Scenario, client: httpx.AsyncClient) -> LightweightAgent:
@@ -98,10 +107,15 @@ def make_agent(scenario: Scenario, client: httpx.AsyncClient) -> LightweightAgen
         llm_timeout=scenario.limits.llm_timeout_s,
     )
     handlers = _handlers(scenario)
-    tools = [ToolSpec(t.name, t.description, t.parameters, handlers[t.name]) for t in scenario.tools]
+    tools = [
+        ToolSpec(t.name, t.description, t.parameters, handlers[t.name]) for t in scenario.tools
+    ]
     agent = LightweightAgent(llm, config, tools=tools)
     tool_log: list[str] = []
-    agent.on("after_tool", lambda *, state, result: tool_log.append(result.name) if len(tool_log) < 8 else None)
+    agent.on(
+        "after_tool",
+        lambda *, state, result: tool_log.append(result.name) if len(tool_log) < 8 else None,
+    )
     return agent
 
 
@@ -121,7 +135,11 @@ def contenders(loop):
     expected = scenario.script[-1].content
     assert loop.run_until_complete(bare.run()) == expected  # warm: tokenizer, caches, pool
     result = loop.run_until_complete(agent.run(scenario.user))
-    assert (result.status.value, result.reason.value, result.content) == ("completed", "stop", expected)
+    assert (result.status.value, result.reason.value, result.content) == (
+        "completed",
+        "stop",
+        expected,
+    )
     yield bare, agent, expected
     loop.run_until_complete(client.aclose())
 
@@ -173,8 +191,12 @@ def import_cost() -> dict[str, float]:
         "t = time.perf_counter(); scheduler.OpenAIChatClient; "
         "b = (time.perf_counter() - t) * 1000; print(a, n, a + b, len(sys.modules))"
     )
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-            for _ in range(7)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        )
+        for _ in range(7)
+    ]
     values = [list(map(float, r.stdout.split())) for r in runs]
     return {
         "import_scheduler_ms": statistics.median(v[0] for v in values),

@@ -78,25 +78,40 @@ SUMMARY_PROMPT = (
     "You have run out of steps. Do not call any tool. Tell the user briefly what you found "
     "so far and what is still missing."
 )
-_FINISH_REASONS = {"length": TerminationReason.LENGTH, "content_filter": TerminationReason.CONTENT_FILTER}
+_FINISH_REASONS = {
+    "length": TerminationReason.LENGTH,
+    "content_filter": TerminationReason.CONTENT_FILTER,
+}
 
 
 class LightweightAgent:
     """An async tool-calling agent: ``await agent.run("question")`` -> RunResult."""
 
-    def __init__(self, llm: ChatModel, config: AgentConfig | None = None, *,
-                 tools: Iterable[ToolSpec | Callable[..., Any]] = (), approver: Approver | None = None,
-                 memory: ConversationMemory | None = None):
+    def __init__(
+        self,
+        llm: ChatModel,
+        config: AgentConfig | None = None,
+        *,
+        tools: Iterable[ToolSpec | Callable[..., Any]] = (),
+        approver: Approver | None = None,
+        memory: ConversationMemory | None = None,
+    ):
         self.llm = llm
         self.config = config = config or AgentConfig()
         self.name = config.name
         self.hooks = Hooks(raise_errors=config.raise_hook_errors)
         self.tools: dict[str, ToolSpec] = {}
         self.executor = ToolExecutor(
-            self.tools, self.hooks, tool_timeout=config.tool_timeout,
-            max_same_tool_calls=config.max_same_tool_calls, parallel=config.parallel_tool_calls,
-            breaker_threshold=config.breaker_threshold, breaker_cooldown_s=config.breaker_cooldown_s,
-            clock=config.clock, approver=approver, threads=ThreadRunner(),
+            self.tools,
+            self.hooks,
+            tool_timeout=config.tool_timeout,
+            max_same_tool_calls=config.max_same_tool_calls,
+            parallel=config.parallel_tool_calls,
+            breaker_threshold=config.breaker_threshold,
+            breaker_cooldown_s=config.breaker_cooldown_s,
+            clock=config.clock,
+            approver=approver,
+            threads=ThreadRunner(),
         )
         self._params = config.request_params()
         self._model = config.model or getattr(llm, "model", "unknown")
@@ -106,13 +121,17 @@ class LightweightAgent:
         self._active: dict[RunState, asyncio.Task[Any] | None] = {}
         self._last: RunState | None = None
         if memory is None and config.memory:
-            limit = config.memory_max_tokens or (config.token_budget // 2 if config.token_budget else None)
+            limit = config.memory_max_tokens or (
+                config.token_budget // 2 if config.token_budget else None
+            )
             memory = ConversationMemory(limit)
         self.memory = memory
         self.register_tools(tools)
 
     def __repr__(self) -> str:
-        return f"LightweightAgent(name={self.name!r}, model={self._model!r}, tools={list(self.tools)})"
+        return (
+            f"LightweightAgent(name={self.name!r}, model={self._model!r}, tools={list(self.tools)})"
+        )
 
     # -- configuration (chainable) -----------------------------------------------------
 
@@ -144,7 +163,9 @@ class LightweightAgent:
 
         return agent_as_tool(self, name, description)
 
-    def handoff_to(self, other: LightweightAgent, description: str | None = None) -> LightweightAgent:
+    def handoff_to(
+        self, other: LightweightAgent, description: str | None = None
+    ) -> LightweightAgent:
         from scheduler.multiagent import handoff
 
         return self.register_tool(handoff(other, description=description))
@@ -168,27 +189,47 @@ class LightweightAgent:
 
     # -- running -------------------------------------------------------------------------
 
-    async def run(self, user_input: str | None, messages: list[dict[str, Any]] | None = None,
-                  system_prompt: str | None = None, context: Any = None) -> RunResult:
+    async def run(
+        self,
+        user_input: str | None,
+        messages: list[dict[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        context: Any = None,
+    ) -> RunResult:
         """Run until a final answer, a budget, an error or a cancellation. Never raises for
         those: the RunResult says what happened. Raises only for misuse (ConfigError)."""
         return await self._run(user_input, messages, system_prompt, context)
 
-    def run_sync(self, user_input: str | None, messages: list[dict[str, Any]] | None = None,
-                 system_prompt: str | None = None, context: Any = None) -> RunResult:
+    def run_sync(
+        self,
+        user_input: str | None,
+        messages: list[dict[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        context: Any = None,
+    ) -> RunResult:
         """``run()`` for synchronous code (starts and closes its own event loop)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.run(user_input, messages, system_prompt, context))
-        raise ConfigError("run_sync() cannot be called from a running event loop; use `await agent.run(...)`")
+        raise ConfigError(
+            "run_sync() cannot be called from a running event loop; use `await agent.run(...)`"
+        )
 
-    async def stream(self, user_input: str | None, messages: list[dict[str, Any]] | None = None,
-                     system_prompt: str | None = None, context: Any = None) -> AsyncIterator[AgentEvent]:
+    async def stream(
+        self,
+        user_input: str | None,
+        messages: list[dict[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        context: Any = None,
+    ) -> AsyncIterator[AgentEvent]:
         """Run with streamed LLM calls, yielding events as they happen; ends with RunFinished."""
         queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
-        task = asyncio.create_task(self._run(user_input, messages, system_prompt, context,
-                                             emit=queue.put_nowait, streaming=True))
+        task = asyncio.create_task(
+            self._run(
+                user_input, messages, system_prompt, context, emit=queue.put_nowait, streaming=True
+            )
+        )
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while (event := await queue.get()) is not None:
@@ -199,11 +240,22 @@ class LightweightAgent:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
-    async def _run(self, user_input: str | None, messages: list[dict[str, Any]] | None = None,
-                   system_prompt: str | None = None, context: Any = None, *, emit: Any = None,
-                   streaming: bool | None = None, parent_span: Span | None = None,
-                   parent_trace: Trace | None = None, handoffs: list[str] | None = None) -> RunResult:
-        state = self._start(user_input, messages, system_prompt, context, emit, parent_span, parent_trace)
+    async def _run(
+        self,
+        user_input: str | None,
+        messages: list[dict[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        context: Any = None,
+        *,
+        emit: Any = None,
+        streaming: bool | None = None,
+        parent_span: Span | None = None,
+        parent_trace: Trace | None = None,
+        handoffs: list[str] | None = None,
+    ) -> RunResult:
+        state = self._start(
+            user_input, messages, system_prompt, context, emit, parent_span, parent_trace
+        )
         state.handoffs = [*(handoffs or ()), self.name]
         self._active[state] = task = asyncio.current_task()
         self._last = state
@@ -220,7 +272,9 @@ class LightweightAgent:
                     decision = Failed(TerminationReason.HOOK_ERROR, exc)
                 except asyncio.CancelledError:
                     if not (state.cancel_requested and task is not None and task.uncancel() == 0):
-                        await self._end(state, AgentStatus.ABORTED, TerminationReason.CANCELLED, None, None)
+                        await self._end(
+                            state, AgentStatus.ABORTED, TerminationReason.CANCELLED, None, None
+                        )
                         raise  # cancelled from outside: record, then let it propagate
                     decision = Aborted(TerminationReason.CANCELLED)
                 match decision:
@@ -251,12 +305,16 @@ class LightweightAgent:
                 await self.hooks.fire("before_step", state, span, step=number)
             record = StepRecord(number, state.check_request())
             state.steps.append(record)
-            response = record.response = await self._call_llm(state, span, record.input_tokens, streaming)
+            response = record.response = await self._call_llm(
+                state, span, record.input_tokens, streaming
+            )
             state.messages.append(response.to_message())
             results: list[ToolResult] = []
             if response.tool_calls:
                 self._move(state, AgentStatus.EXECUTING)
-                results = record.tool_results = await self.executor.run(state, response.tool_calls, span)
+                results = record.tool_results = await self.executor.run(
+                    state, response.tool_calls, span
+                )
                 state.messages.extend([r.to_message() for r in results])
         finally:
             trace.end(span)
@@ -266,7 +324,10 @@ class LightweightAgent:
         if state.emit is not None:
             state.emit(StepFinished(record, time.perf_counter() - state.started))
         if not response.tool_calls:
-            return Finished(response.content, _FINISH_REASONS.get(response.finish_reason or "", TerminationReason.STOP))
+            return Finished(
+                response.content,
+                _FINISH_REASONS.get(response.finish_reason or "", TerminationReason.STOP),
+            )
         for result in results:
             if result.handoff is not None:
                 return HandedOff(result.handoff.agent, _span_of(span, result))
@@ -276,34 +337,65 @@ class LightweightAgent:
         self._move(state, AgentStatus.THINKING)
         return RunAgain()
 
-    async def _call_llm(self, state: RunState, parent: Span, input_tokens: int | None, streaming: bool,
-                        *, tools: bool = True, extra: dict[str, Any] | None = None) -> ChatResponse:
+    async def _call_llm(
+        self,
+        state: RunState,
+        parent: Span,
+        input_tokens: int | None,
+        streaming: bool,
+        *,
+        tools: bool = True,
+        extra: dict[str, Any] | None = None,
+    ) -> ChatResponse:
         trace, messages = state.trace, state.messages
         last = self.config.trace_last_messages
-        span = trace.start(f"chat {self._model}", LLM, parent, {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": "openai",
-            "gen_ai.request.model": self._model,
-            "gen_ai.input.messages": tuple(messages if last is None else messages[-last:]),
-            "scheduler.input_tokens.counted": input_tokens,
-        })
+        span = trace.start(
+            f"chat {self._model}",
+            LLM,
+            parent,
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": self._model,
+                "gen_ai.input.messages": tuple(messages if last is None else messages[-last:]),
+                "scheduler.input_tokens.counted": input_tokens,
+            },
+        )
         if self.hooks.before_llm:
             await self.hooks.fire("before_llm", state, span, messages=messages)
         schemas = self._tool_schemas() if tools else None
         params = self._params if extra is None else {**self._params, **extra}
 
         def on_retry(info: Any) -> None:
-            trace.event(span, "retry", {"attempt": info.attempt, "delay_s": info.delay_s, "error": info.error,
-                                        "status_code": info.status_code})
+            trace.event(
+                span,
+                "retry",
+                {
+                    "attempt": info.attempt,
+                    "delay_s": info.delay_s,
+                    "error": info.error,
+                    "status_code": info.status_code,
+                },
+            )
 
         try:
             if streaming:
                 response = await self.llm.complete_streaming(
-                    messages, tools=schemas, params=params, timeout=self.config.llm_timeout,
-                    on_retry=on_retry, on_delta=self._on_delta(state))
+                    messages,
+                    tools=schemas,
+                    params=params,
+                    timeout=self.config.llm_timeout,
+                    on_retry=on_retry,
+                    on_delta=self._on_delta(state),
+                )
             else:
                 response = await self.llm.complete(
-                    messages, tools=schemas, params=params, timeout=self.config.llm_timeout, on_retry=on_retry)
+                    messages,
+                    tools=schemas,
+                    params=params,
+                    timeout=self.config.llm_timeout,
+                    on_retry=on_retry,
+                )
         except BaseException as exc:
             trace.end(span, exc if isinstance(exc, Exception) else None)
             if isinstance(exc, LLMError) and self.hooks.on_error:
@@ -326,54 +418,105 @@ class LightweightAgent:
 
     # -- beginning and end ---------------------------------------------------------------
 
-    def _start(self, user_input: str | None, messages: list[dict[str, Any]] | None, system_prompt: str | None,
-               context: Any, emit: Any, parent_span: Span | None, parent_trace: Trace | None) -> RunState:
+    def _start(
+        self,
+        user_input: str | None,
+        messages: list[dict[str, Any]] | None,
+        system_prompt: str | None,
+        context: Any,
+        emit: Any,
+        parent_span: Span | None,
+        parent_trace: Trace | None,
+    ) -> RunState:
         config = self.config
         conversation: list[dict[str, Any]] = []
         prompt = system_prompt if system_prompt is not None else config.system_prompt
-        history = messages if messages is not None else (self.memory.messages if self.memory else [])
+        history = (
+            messages if messages is not None else (self.memory.messages if self.memory else [])
+        )
         if prompt and not (history and history[0].get("role") == "system"):
             conversation.append({"role": "system", "content": prompt})
         conversation.extend(history)
         if user_input is not None:
             conversation.append({"role": "user", "content": user_input})
         trace = Trace(config.trace_clock, parent=parent_trace)
-        state = RunState(self.name, conversation, trace, context, config.max_steps, config.token_budget,
-                         config.max_total_tokens, config.max_blocked_calls, emit=emit)
+        state = RunState(
+            self.name,
+            conversation,
+            trace,
+            context,
+            config.max_steps,
+            config.token_budget,
+            config.max_total_tokens,
+            config.max_blocked_calls,
+            emit=emit,
+        )
         state.memory_from = len(conversation) - (user_input is not None)
         if config.token_budget is not None or self.memory is not None:
             state.count_tokens = self._token_counter()
             if state.count_tokens is not None:
                 state.tools_tokens = self._count_tools_tokens()
-        state.span = trace.start(f"invoke_agent {self.name}", AGENT, parent_span, {
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": self.name,
-            "gen_ai.request.model": self._model,
-        })
+        state.span = trace.start(
+            f"invoke_agent {self.name}",
+            AGENT,
+            parent_span,
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": self.name,
+                "gen_ai.request.model": self._model,
+            },
+        )
         if emit is not None:
             emit(RunStarted(self.name, 0.0))
         self._move(state, AgentStatus.THINKING)
         return state
 
-    async def _end(self, state: RunState, status: AgentStatus, reason: TerminationReason, content: str | None,
-                   error: SchedulerError | None) -> RunResult:
+    async def _end(
+        self,
+        state: RunState,
+        status: AgentStatus,
+        reason: TerminationReason,
+        content: str | None,
+        error: SchedulerError | None,
+    ) -> RunResult:
         if state.status is not status:
             self._move(state, status)
         usage = state.usage
         attributes = state.span.attributes
-        attributes.update({
-            "agent.status": status.value, "agent.termination_reason": reason.value,
-            "gen_ai.usage.input_tokens": usage.input_tokens, "gen_ai.usage.output_tokens": usage.output_tokens,
-        })
+        attributes.update(
+            {
+                "agent.status": status.value,
+                "agent.termination_reason": reason.value,
+                "gen_ai.usage.input_tokens": usage.input_tokens,
+                "gen_ai.usage.output_tokens": usage.output_tokens,
+            }
+        )
         state.trace.end(state.span, error)
-        result = RunResult(status, reason, content, usage, state.trace, state.messages, state.steps,
-                           None if error is None else str(error), error, state.hook_errors, self.name,
-                           state.handoffs, time.perf_counter() - state.started,
-                           None if state.first_token_at is None else state.first_token_at - state.started,
-                           state.transitions)
+        result = RunResult(
+            status,
+            reason,
+            content,
+            usage,
+            state.trace,
+            state.messages,
+            state.steps,
+            None if error is None else str(error),
+            error,
+            state.hook_errors,
+            self.name,
+            state.handoffs,
+            time.perf_counter() - state.started,
+            None if state.first_token_at is None else state.first_token_at - state.started,
+            state.transitions,
+        )
         if self.memory is not None:
             self.memory.count_tokens = state.count_tokens or self.memory.count_tokens
-            self.memory.save(state.messages[state.memory_from:])
-        if error is not None and self.hooks.on_error and not isinstance(error, (LLMError, HookError)):
+            self.memory.save(state.messages[state.memory_from :])
+        if (
+            error is not None
+            and self.hooks.on_error
+            and not isinstance(error, (LLMError, HookError))
+        ):
             await self.hooks.fire("on_error", state, state.span, error=error)
         if self.hooks.on_complete:
             await self.hooks.fire("on_complete", state, state.span, result=result)
@@ -381,14 +524,18 @@ class LightweightAgent:
             state.emit(RunFinished(result, result.duration_s))
         return result
 
-    async def _summarize(self, state: RunState, reason: TerminationReason, error: SchedulerError | None) -> str:
+    async def _summarize(
+        self, state: RunState, reason: TerminationReason, error: SchedulerError | None
+    ) -> str:
         """What an aborted run tells the user: the LLM's summary (max_steps, if enabled and
         within budget), else the tool results gathered so far — never raw JSON."""
         if reason is TerminationReason.MAX_STEPS and self.config.summarize_on_max_steps:
             state.messages.append({"role": "system", "content": SUMMARY_PROMPT})
             try:
                 tokens = state.check_request()
-                response = await self._call_llm(state, state.span, tokens, False, extra={"tool_choice": "none"})
+                response = await self._call_llm(
+                    state, state.span, tokens, False, extra={"tool_choice": "none"}
+                )
             except SchedulerError:
                 response = None
             finally:
@@ -397,21 +544,43 @@ class LightweightAgent:
                 return response.content
         gathered = [
             f"- {r.name}({flow(r.arguments or {}, 60)[1:-1]}): {preview(r.content, 160)}"
-            for step in state.steps for r in step.tool_results if r.ok and r.handoff is None
+            for step in state.steps
+            for r in step.tool_results
+            if r.ok and r.handoff is None
         ]
         why = f"{reason.value}: {error}" if error is not None else reason.value
-        body = "What was gathered:\n" + "\n".join(gathered) if gathered else "No tool results were gathered."
+        body = (
+            "What was gathered:\n" + "\n".join(gathered)
+            if gathered
+            else "No tool results were gathered."
+        )
         return f"Stopped before a final answer ({why}).\n{body}"
 
-    async def _hand_off(self, state: RunState, agent: LightweightAgent, span: Span, streaming: bool) -> RunResult:
+    async def _hand_off(
+        self, state: RunState, agent: LightweightAgent, span: Span, streaming: bool
+    ) -> RunResult:
         conversation = [m for m in state.messages if m.get("role") != "system"]
-        result = await agent._run(None, conversation, None, state.context, emit=state.emit, streaming=streaming,
-                                  parent_span=span, parent_trace=state.trace, handoffs=state.handoffs)
+        result = await agent._run(
+            None,
+            conversation,
+            None,
+            state.context,
+            emit=state.emit,
+            streaming=streaming,
+            parent_span=span,
+            parent_trace=state.trace,
+            handoffs=state.handoffs,
+        )
         self._move(state, result.status)
         state.usage.add(result.usage)
         attributes = state.span.attributes
-        attributes.update({"agent.status": result.status.value, "agent.termination_reason": result.reason.value,
-                           "scheduler.handoff.to": agent.name})
+        attributes.update(
+            {
+                "agent.status": result.status.value,
+                "agent.termination_reason": result.reason.value,
+                "scheduler.handoff.to": agent.name,
+            }
+        )
         state.trace.end(state.span)
         result.trace, result.usage = state.trace, state.usage
         result.steps = [*state.steps, *result.steps]
@@ -434,6 +603,7 @@ class LightweightAgent:
                 state.first_token_at = now
             if state.emit is not None:
                 state.emit(ContentDelta(text, state.step, now - state.started))
+
         return on_delta
 
     def _tool_schemas(self) -> list[dict[str, Any]] | None:

@@ -39,8 +39,14 @@ class CircuitBreaker:
         "transitions",
     )
 
-    def __init__(self, failure_threshold: int = 3, cooldown_s: float = 60.0, *,
-                 half_open_max_calls: int = 1, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        failure_threshold: int = 3,
+        cooldown_s: float = 60.0,
+        *,
+        half_open_max_calls: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         if failure_threshold < 1:
             raise ValueError("failure_threshold must be >= 1")
         if cooldown_s < 0:

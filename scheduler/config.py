@@ -49,14 +49,24 @@ class AgentConfig:
     trace_clock: Callable[[], float] = time.perf_counter
 
     def __post_init__(self) -> None:
-        positive = ("max_steps", "token_budget", "max_total_tokens", "max_same_tool_calls",
-                    "breaker_threshold", "memory_max_tokens")
+        positive = (
+            "max_steps",
+            "token_budget",
+            "max_total_tokens",
+            "max_same_tool_calls",
+            "breaker_threshold",
+            "memory_max_tokens",
+        )
         for name in positive:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigError(f"AgentConfig.{name} must be a positive integer or None, not {value!r}")
+                raise ConfigError(
+                    f"AgentConfig.{name} must be a positive integer or None, not {value!r}"
+                )
         if self.max_blocked_calls is not None and self.max_blocked_calls < 0:
-            raise ConfigError(f"AgentConfig.max_blocked_calls must be >= 0 or None, not {self.max_blocked_calls!r}")
+            raise ConfigError(
+                f"AgentConfig.max_blocked_calls must be >= 0 or None, not {self.max_blocked_calls!r}"
+            )
         for name in ("tool_timeout", "llm_timeout"):
             value = getattr(self, name)
             if value is not None and value <= 0:
@@ -64,7 +74,9 @@ class AgentConfig:
         if self.breaker_cooldown_s < 0:
             raise ConfigError("AgentConfig.breaker_cooldown_s must be >= 0")
         if self.token_counting not in ("exact", "server"):
-            raise ConfigError(f"AgentConfig.token_counting must be 'exact' or 'server', not {self.token_counting!r}")
+            raise ConfigError(
+                f"AgentConfig.token_counting must be 'exact' or 'server', not {self.token_counting!r}"
+            )
 
     def request_params(self) -> dict[str, Any]:
         """The fields added to every chat request."""

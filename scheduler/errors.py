@@ -47,7 +47,9 @@ class InvalidTransition(SchedulerError):
         self.current, self.target = current, target
         self.allowed = frozenset(allowed)
         choices = ", ".join(sorted(self.allowed)) or "none (terminal status)"
-        super().__init__(f"invalid transition {current} -> {target}; allowed from {current}: {choices}")
+        super().__init__(
+            f"invalid transition {current} -> {target}; allowed from {current}: {choices}"
+        )
 
 
 # -- budgets -------------------------------------------------------------------------------
@@ -68,7 +70,11 @@ class MaxStepsExceeded(LimitExceeded):
 
     def __init__(self, max_steps: int):
         self.max_steps = max_steps
-        super().__init__(f"max_steps {max_steps} reached without a final answer", limit=max_steps, value=max_steps)
+        super().__init__(
+            f"max_steps {max_steps} reached without a final answer",
+            limit=max_steps,
+            value=max_steps,
+        )
 
 
 class TokenBudgetExceeded(LimitExceeded):
@@ -89,7 +95,9 @@ class TotalTokensExceeded(LimitExceeded):
     def __init__(self, limit: int, total_tokens: int):
         self.total_tokens = total_tokens
         super().__init__(
-            f"total token limit {limit} exceeded (total_tokens={total_tokens})", limit=limit, value=total_tokens
+            f"total token limit {limit} exceeded (total_tokens={total_tokens})",
+            limit=limit,
+            value=total_tokens,
         )
 
 
@@ -121,7 +129,9 @@ class LLMError(SchedulerError):
 
 
 class LLMStatusError(LLMError):
-    def __init__(self, status_code: int, message: str, *, attempts: int = 1, retry_after: float | None = None):
+    def __init__(
+        self, status_code: int, message: str, *, attempts: int = 1, retry_after: float | None = None
+    ):
         self.status_code, self.message, self.retry_after = status_code, message, retry_after
         super().__init__(f"HTTP {status_code}: {message}", attempts=attempts)
 

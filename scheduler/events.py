@@ -64,7 +64,15 @@ class RunFinished:
     at_s: float
 
 
-AgentEvent = RunStarted | StatusChanged | ContentDelta | ToolCallStarted | ToolCallFinished | StepFinished | RunFinished
+AgentEvent = (
+    RunStarted
+    | StatusChanged
+    | ContentDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | StepFinished
+    | RunFinished
+)
 
 
 def format_event(event: AgentEvent) -> str:

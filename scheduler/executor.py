@@ -118,7 +118,9 @@ class ThreadRunner:
                 self._idle -= 1  # an idle worker will take it
             elif self._threads < self.max_workers:
                 self._threads += 1
-                threading.Thread(target=self._work, name=f"scheduler-tool-{self._threads}", daemon=True).start()
+                threading.Thread(
+                    target=self._work, name=f"scheduler-tool-{self._threads}", daemon=True
+                ).start()
             # else: every worker is busy (or stuck); the job waits in the queue
         return future
 
@@ -153,7 +155,9 @@ class _Ready:
     started: float = field(default=0.0)
 
 
-_KEY_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+_KEY_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
 
 
 def _key(args: dict[str, Any]) -> str:
@@ -169,10 +173,20 @@ class ToolExecutor:
     """Runs the tool calls of one LLM answer for an agent (tools, breakers and threads are
     the agent's, shared by its runs)."""
 
-    def __init__(self, tools: dict[str, ToolSpec], hooks: Hooks, *, tool_timeout: float | None,
-                 max_same_tool_calls: int | None, parallel: bool, breaker_threshold: int | None,
-                 breaker_cooldown_s: float, clock: Callable[[], float] = time.monotonic,
-                 approver: Approver | None = None, threads: ThreadRunner | None = None):
+    def __init__(
+        self,
+        tools: dict[str, ToolSpec],
+        hooks: Hooks,
+        *,
+        tool_timeout: float | None,
+        max_same_tool_calls: int | None,
+        parallel: bool,
+        breaker_threshold: int | None,
+        breaker_cooldown_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        approver: Approver | None = None,
+        threads: ThreadRunner | None = None,
+    ):
         self.tools = tools
         self.hooks = hooks
         self.tool_timeout = tool_timeout
@@ -192,7 +206,8 @@ class ToolExecutor:
         breaker = self.breakers.get(name)
         if breaker is None:
             breaker = self.breakers[name] = CircuitBreaker(
-                self.breaker_threshold, self.breaker_cooldown_s, clock=self.clock)
+                self.breaker_threshold, self.breaker_cooldown_s, clock=self.clock
+            )
         return breaker
 
     async def run(self, state: RunState, calls: list[ToolCall], parent: Span) -> list[ToolResult]:
@@ -207,12 +222,17 @@ class ToolExecutor:
         return [p.result if type(p) is _Ready else p for p in prepared]  # type: ignore[misc]
 
     async def _prepare(self, state: RunState, call: ToolCall, parent: Span) -> _Ready | ToolResult:
-        span = state.trace.start(f"execute_tool {call.name}", TOOL, parent, {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": call.name,
-            "gen_ai.tool.call.id": call.id,
-            "gen_ai.tool.call.arguments": call.arguments,
-        })
+        span = state.trace.start(
+            f"execute_tool {call.name}",
+            TOOL,
+            parent,
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": call.name,
+                "gen_ai.tool.call.id": call.id,
+                "gen_ai.tool.call.arguments": call.arguments,
+            },
+        )
         state.usage.tool_calls += 1
         started = time.perf_counter()
         spec = self.tools.get(call.name)
@@ -222,7 +242,9 @@ class ToolExecutor:
                 raise ToolNotFound(call.name, sorted(self.tools))
             args = spec.check_arguments(call.arguments)
             if self.hooks.before_tool:
-                decision = await self.hooks.fire("before_tool", state, span, call=call, arguments=args)
+                decision = await self.hooks.fire(
+                    "before_tool", state, span, call=call, arguments=args
+                )
                 if isinstance(decision, Veto):
                     raise ToolVetoed(call.name, decision.reason)
                 if isinstance(decision, Rewrite):
@@ -230,7 +252,11 @@ class ToolExecutor:
                     span.attributes["scheduler.tool.rewritten"] = True
             span.attributes["scheduler.tool.args"] = args
             if state.emit is not None:
-                state.emit(ToolCallStarted(state.step, call.id, call.name, args, time.perf_counter() - state.started))
+                state.emit(
+                    ToolCallStarted(
+                        state.step, call.id, call.name, args, time.perf_counter() - state.started
+                    )
+                )
             if self.max_same_tool_calls is not None:
                 key = (call.name, _key(args))
                 count = state.call_counts.get(key, 0)
@@ -247,11 +273,15 @@ class ToolExecutor:
             return await self._finish(state, call, span, args, started, None, error)
         return _Ready(spec, call, args, span, None, started)
 
-    async def _confirm(self, state: RunState, call: ToolCall, args: dict[str, Any], span: Span) -> None:
+    async def _confirm(
+        self, state: RunState, call: ToolCall, args: dict[str, Any], span: Span
+    ) -> None:
         self._move(state, AgentStatus.WAITING_CONFIRMATION)
         try:
             if self.approver is None:
-                answer: Any = Approval(False, "no approver is configured for tools that need confirmation")
+                answer: Any = Approval(
+                    False, "no approver is configured for tools that need confirmation"
+                )
             else:
                 try:
                     answer = self.approver(call=call, arguments=args, state=state)
@@ -262,7 +292,9 @@ class ToolExecutor:
         finally:
             self._move(state, AgentStatus.EXECUTING)
         approval = answer if isinstance(answer, Approval) else Approval(bool(answer), "")
-        state.trace.event(span, "confirmation", {"approved": approval.approved, "reason": approval.reason})
+        state.trace.event(
+            span, "confirmation", {"approved": approval.approved, "reason": approval.reason}
+        )
         if not approval.approved:
             raise ConfirmationDenied(call.name, approval.reason or "denied")
 
@@ -300,19 +332,39 @@ class ToolExecutor:
             if breaker is not None:
                 breaker.record_failure()
             timed_out = isinstance(exc, DeadlineExceeded) and timeout is not None
-            error = ToolTimeout(call.name, timeout) if timed_out else ToolExecutionError(call.name, exc)
-            item.result = await self._finish(state, call, item.span, item.args, item.started, None, error)
+            error = (
+                ToolTimeout(call.name, timeout) if timed_out else ToolExecutionError(call.name, exc)
+            )
+            item.result = await self._finish(
+                state, call, item.span, item.args, item.started, None, error
+            )
             return
         if breaker is not None:
             breaker.record_success()
-        item.result = await self._finish(state, call, item.span, item.args, item.started, value, None)
+        item.result = await self._finish(
+            state, call, item.span, item.args, item.started, value, None
+        )
 
-    async def _finish(self, state: RunState, call: ToolCall, span: Span, args: dict[str, Any] | None,
-                      started: float, value: Any, error: ToolError | None) -> ToolResult:
+    async def _finish(
+        self,
+        state: RunState,
+        call: ToolCall,
+        span: Span,
+        args: dict[str, Any] | None,
+        started: float,
+        value: Any,
+        error: ToolError | None,
+    ) -> ToolResult:
         if error is None:
             if type(value) is Handoff:
-                result = ToolResult(call.id, call.name, args, f"Transferred to {value.agent.name}.",
-                                    value=value, handoff=value)
+                result = ToolResult(
+                    call.id,
+                    call.name,
+                    args,
+                    f"Transferred to {value.agent.name}.",
+                    value=value,
+                    handoff=value,
+                )
             else:
                 result = ToolResult(call.id, call.name, args, to_content(value), value=value)
         else:

@@ -36,8 +36,14 @@ if TYPE_CHECKING:
     from scheduler.trace import Span
 
 HookEvent = Literal[
-    "before_step", "after_step", "before_llm", "after_llm",
-    "before_tool", "after_tool", "on_error", "on_complete",
+    "before_step",
+    "after_step",
+    "before_llm",
+    "after_llm",
+    "before_tool",
+    "after_tool",
+    "on_error",
+    "on_complete",
 ]
 EVENTS: tuple[str, ...] = HookEvent.__args__  # type: ignore[attr-defined]
 
@@ -78,12 +84,15 @@ class AfterLLM(Protocol):
 
 
 class BeforeTool(Protocol):
-    def __call__(self, *, state: RunState, call: ToolCall, arguments: dict[str, Any]
-                 ) -> Awaitable[ToolDecision | None] | ToolDecision | None: ...
+    def __call__(
+        self, *, state: RunState, call: ToolCall, arguments: dict[str, Any]
+    ) -> Awaitable[ToolDecision | None] | ToolDecision | None: ...
 
 
 class AfterTool(Protocol):
-    def __call__(self, *, state: RunState, result: ToolResult) -> Awaitable[str | None] | str | None: ...
+    def __call__(
+        self, *, state: RunState, result: ToolResult
+    ) -> Awaitable[str | None] | str | None: ...
 
 
 class OnError(Protocol):
@@ -94,7 +103,17 @@ class OnComplete(Protocol):
     def __call__(self, *, state: RunState, result: RunResult) -> _R: ...
 
 
-Hook = BeforeStep | AfterStep | BeforeLLM | AfterLLM | BeforeTool | AfterTool | OnError | OnComplete | Callable[..., Any]
+Hook = (
+    BeforeStep
+    | AfterStep
+    | BeforeLLM
+    | AfterLLM
+    | BeforeTool
+    | AfterTool
+    | OnError
+    | OnComplete
+    | Callable[..., Any]
+)
 
 
 class Hooks:
@@ -132,10 +151,16 @@ class Hooks:
                 error = HookError(event, name, exc)
                 state.hook_errors.append(error)
                 if span is not None:
-                    state.trace.event(span, "hook_error", {
-                        "hook.event": event, "hook.name": name,
-                        "exception.type": type(exc).__name__, "exception.message": str(exc),
-                    })
+                    state.trace.event(
+                        span,
+                        "hook_error",
+                        {
+                            "hook.event": event,
+                            "hook.name": name,
+                            "exception.type": type(exc).__name__,
+                            "exception.message": str(exc),
+                        },
+                    )
                 if self.raise_errors and event not in ("on_error", "on_complete"):
                     raise error from exc
                 continue

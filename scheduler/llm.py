@@ -35,7 +35,9 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 class _Retryable(Exception):
     """Internal: one failed attempt that may be retried."""
 
-    def __init__(self, error: LLMError, status: int | None = None, retry_after: float | None = None):
+    def __init__(
+        self, error: LLMError, status: int | None = None, retry_after: float | None = None
+    ):
         self.error, self.status, self.retry_after = error, status, retry_after
 
 
@@ -110,8 +112,13 @@ class OpenAIChatClient:
 
     # -- calls ---------------------------------------------------------------------------
 
-    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-              params: dict[str, Any] | None, stream: bool) -> dict[str, Any]:
+    def _body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        params: dict[str, Any] | None,
+        stream: bool,
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = tools
@@ -151,8 +158,14 @@ class OpenAIChatClient:
         body = self._body(messages, tools, params, stream=True)
         return await self._with_retries(self._attempt_stream, body, timeout, on_retry, on_delta)
 
-    async def _with_retries(self, attempt_fn: Any, body: dict[str, Any], timeout: float | None,
-                            on_retry: OnRetry | None, on_delta: OnDelta | None) -> ChatResponse:
+    async def _with_retries(
+        self,
+        attempt_fn: Any,
+        body: dict[str, Any],
+        timeout: float | None,
+        on_retry: OnRetry | None,
+        on_delta: OnDelta | None,
+    ) -> ChatResponse:
         timeout = self.timeout if timeout is None else timeout
         attempt = 0
         while True:
@@ -167,7 +180,9 @@ class OpenAIChatClient:
             except (TimeoutError, httpx.TimeoutException):
                 retry = _Retryable(LLMTimeout(timeout, attempts=attempt))
             except httpx.TransportError as exc:
-                retry = _Retryable(LLMConnectionError(f"{type(exc).__name__}: {exc}", attempts=attempt))
+                retry = _Retryable(
+                    LLMConnectionError(f"{type(exc).__name__}: {exc}", attempts=attempt)
+                )
             else:
                 response.attempts = attempt
                 return response
@@ -198,7 +213,9 @@ class OpenAIChatClient:
     async def _attempt_stream(self, body: dict[str, Any], on_delta: OnDelta | None) -> ChatResponse:
         started = time.perf_counter()
         client = self._client()
-        async with client.stream("POST", self._url, json=body, headers=self._headers or None) as response:
+        async with client.stream(
+            "POST", self._url, json=body, headers=self._headers or None
+        ) as response:
             if response.status_code != 200:
                 raise _status_error(response, await response.aread())
             acc = _StreamAccumulator(started, on_delta)
@@ -257,7 +274,10 @@ def parse_completion(data: dict[str, Any]) -> ChatResponse:
     message = choice["message"]
     raw_calls = message.get("tool_calls")
     calls = (
-        [ToolCall(c["id"], c["function"]["name"], c["function"].get("arguments") or "") for c in raw_calls]
+        [
+            ToolCall(c["id"], c["function"]["name"], c["function"].get("arguments") or "")
+            for c in raw_calls
+        ]
         if raw_calls
         else []
     )
@@ -266,7 +286,9 @@ def parse_completion(data: dict[str, Any]) -> ChatResponse:
         message.get("content"),
         calls,
         choice.get("finish_reason"),
-        TokenUsage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0) if usage else None,
+        TokenUsage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+        if usage
+        else None,
         data.get("model"),
         data.get("id"),
     )
@@ -310,7 +332,9 @@ class _StreamAccumulator:
                 self.finish_reason = choice["finish_reason"]
         usage = chunk.get("usage")
         if usage:
-            self.usage = TokenUsage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+            self.usage = TokenUsage(
+                usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+            )
 
     def _first(self) -> None:
         if self.ttft_s is None:
@@ -322,4 +346,6 @@ class _StreamAccumulator:
             for index, entry in sorted(self.calls.items())
         ]
         content = "".join(self.parts) if self.parts else None
-        return ChatResponse(content, calls, self.finish_reason, self.usage, self.model, self.id, ttft_s=self.ttft_s)
+        return ChatResponse(
+            content, calls, self.finish_reason, self.usage, self.model, self.id, ttft_s=self.ttft_s
+        )

@@ -23,7 +23,9 @@ def _approx_tokens(message: Message) -> int:  # used only when tiktoken is unava
 class ConversationMemory:
     """The messages of past runs (system prompt excluded: the agent adds its own)."""
 
-    def __init__(self, max_tokens: int | None = None, count_tokens: Callable[[Message], int] | None = None):
+    def __init__(
+        self, max_tokens: int | None = None, count_tokens: Callable[[Message], int] | None = None
+    ):
         self.max_tokens = max_tokens
         self.count_tokens = count_tokens or _approx_tokens
         self.messages: list[Message] = []

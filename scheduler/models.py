@@ -20,7 +20,11 @@ class ToolCall:
     arguments: str
 
     def to_message(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 @dataclass(slots=True)
@@ -99,4 +103,3 @@ class ChatModel(Protocol):
         on_retry: OnRetry | None = None,
         on_delta: OnDelta | None = None,
     ) -> ChatResponse: ...
-

@@ -25,20 +25,30 @@ class WorkerFailed(RuntimeError):
     """A worker agent ended without completing (reported to the supervisor's LLM)."""
 
 
-def agent_as_tool(agent: LightweightAgent, name: str | None = None, description: str | None = None,
-                  *, timeout: float | None = NO_TIMEOUT) -> ToolSpec:
+def agent_as_tool(
+    agent: LightweightAgent,
+    name: str | None = None,
+    description: str | None = None,
+    *,
+    timeout: float | None = NO_TIMEOUT,
+) -> ToolSpec:
     """A tool ``name(task: str)`` that delegates ``task`` to ``agent``."""
 
     async def delegate(task: str, ctx: ToolContext) -> str:
-        result = await agent._run(task, parent_span=ctx.span, parent_trace=ctx.state.trace,
-                                  context=ctx.state.context)
+        result = await agent._run(
+            task, parent_span=ctx.span, parent_trace=ctx.state.trace, context=ctx.state.context
+        )
         if not result.ok:
-            raise WorkerFailed(f"{agent.name} {result.status.value} ({result.reason.value}): {result.detail}")
+            raise WorkerFailed(
+                f"{agent.name} {result.status.value} ({result.reason.value}): {result.detail}"
+            )
         return result.content or ""
 
     parameters = {
         "type": "object",
-        "properties": {"task": {"type": "string", "description": "The task, with everything the agent needs."}},
+        "properties": {
+            "task": {"type": "string", "description": "The task, with everything the agent needs."}
+        },
         "required": ["task"],
         "additionalProperties": False,
     }
@@ -51,7 +61,9 @@ def agent_as_tool(agent: LightweightAgent, name: str | None = None, description:
     )
 
 
-def handoff(agent: LightweightAgent, name: str | None = None, description: str | None = None) -> ToolSpec:
+def handoff(
+    agent: LightweightAgent, name: str | None = None, description: str | None = None
+) -> ToolSpec:
     """A tool ``transfer_to_<agent>()`` that hands the conversation over to ``agent``."""
 
     def transfer() -> Handoff:

@@ -17,7 +17,9 @@ from scheduler.trace import LLM, Span, Trace, jsonable
 def _value(value: Any) -> Any:
     if isinstance(value, (str, bool, int, float)):
         return value
-    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, bool, int, float)) for v in value):
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, (str, bool, int, float)) for v in value
+    ):
         return list(value)
     return json.dumps(jsonable(value), ensure_ascii=False, sort_keys=True)
 
@@ -38,8 +40,13 @@ def export_trace(trace: Trace, tracer: Any = None) -> None:
 
     def emit(span: Span, context: Any) -> None:
         kind = SpanKind.CLIENT if span.kind == LLM else SpanKind.INTERNAL  # the LLM is remote
-        otel_span = tracer.start_span(span.name, context=context, kind=kind,
-                                      attributes=_attributes(span.attributes), start_time=ns(span.start))
+        otel_span = tracer.start_span(
+            span.name,
+            context=context,
+            kind=kind,
+            attributes=_attributes(span.attributes),
+            start_time=ns(span.start),
+        )
         for name, at, attrs in span.events:
             otel_span.add_event(name, _attributes(attrs), timestamp=ns(at))
         if span.error is not None:

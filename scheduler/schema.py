@@ -67,9 +67,13 @@ def validate(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
         _bounds(len(value), schema, "minLength", "maxLength", "characters", path, errors)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            errors.append(f"{_where(path)}: {value!r} is less than the minimum {schema['minimum']!r}")
+            errors.append(
+                f"{_where(path)}: {value!r} is less than the minimum {schema['minimum']!r}"
+            )
         if "maximum" in schema and value > schema["maximum"]:
-            errors.append(f"{_where(path)}: {value!r} is more than the maximum {schema['maximum']!r}")
+            errors.append(
+                f"{_where(path)}: {value!r} is more than the maximum {schema['maximum']!r}"
+            )
     return errors
 
 
@@ -90,8 +94,9 @@ def _object(value: dict[str, Any], schema: dict[str, Any], path: str, errors: li
             errors.extend(validate(item, extra, where))
 
 
-def _bounds(size: int, schema: dict[str, Any], low: str, high: str, unit: str, path: str,
-            errors: list[str]) -> None:
+def _bounds(
+    size: int, schema: dict[str, Any], low: str, high: str, unit: str, path: str, errors: list[str]
+) -> None:
     if low in schema and size < schema[low]:
         errors.append(f"{_where(path)}: has {size} {unit}, fewer than {low} {schema[low]}")
     if high in schema and size > schema[high]:
@@ -133,8 +138,13 @@ def schema_for(annotation: Any) -> dict[str, Any]:
         if all(isinstance(t, str) and len(m) == 1 for t, m in zip(plain, members, strict=True)):
             return {"type": plain}
         return {"anyOf": members}
-    if annotation in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset,
-                                                                  abc.Sequence):
+    if annotation in (list, tuple, set, frozenset) or origin in (
+        list,
+        tuple,
+        set,
+        frozenset,
+        abc.Sequence,
+    ):
         if origin is tuple and args and args[-1] is not Ellipsis:
             return {"type": "array", "items": schema_for(args[0]) if len(set(args)) == 1 else {}}
         return {"type": "array", "items": schema_for(args[0])} if args else {"type": "array"}
@@ -143,4 +153,3 @@ def schema_for(annotation: Any) -> dict[str, Any]:
             return {"type": "object", "additionalProperties": schema_for(args[1])}
         return {"type": "object"}
     raise TypeError(f"no JSON Schema for the annotation {annotation!r}")
-

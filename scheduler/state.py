@@ -233,5 +233,7 @@ class RunResult:
         return self.usage.tool_calls
 
     def __repr__(self) -> str:
-        return (f"RunResult(status={self.status.value}, reason={self.reason.value}, "
-                f"llm_calls={self.llm_calls}, tool_calls={self.tool_calls}, content={self.content!r:.60})")
+        return (
+            f"RunResult(status={self.status.value}, reason={self.reason.value}, "
+            f"llm_calls={self.llm_calls}, tool_calls={self.tool_calls}, content={self.content!r:.60})"
+        )

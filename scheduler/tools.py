@@ -66,7 +66,9 @@ class ToolSpec:
         if not _NAME.match(self.name):
             raise ConfigError(f"tool name {self.name!r} must match {_NAME.pattern}")
         if not isinstance(self.parameters, dict) or self.parameters.get("type") != "object":
-            raise ConfigError(f"tool {self.name!r}: parameters must be a JSON Schema with type 'object'")
+            raise ConfigError(
+                f"tool {self.name!r}: parameters must be a JSON Schema with type 'object'"
+            )
         if not callable(self.handler):
             raise ConfigError(f"tool {self.name!r}: handler is not callable")
         self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(
@@ -75,7 +77,11 @@ class ToolSpec:
         self.context_param, self.accepted = _inspect_handler(self.handler)
         self._schema = {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
         }
         self._flat = _flat_schema(self.parameters)
 
@@ -97,20 +103,35 @@ class ToolSpec:
             try:
                 args = json.loads(raw)
             except ValueError as exc:
-                raise ToolArgumentsError(self.name, [f"arguments are not valid JSON ({exc})"]) from None
+                raise ToolArgumentsError(
+                    self.name, [f"arguments are not valid JSON ({exc})"]
+                ) from None
         if not isinstance(args, dict):
-            raise ToolArgumentsError(self.name, [f"arguments must be a JSON object, not {type(args).__name__}"])
-        errors = [] if self._flat is not None and _flat_ok(args, *self._flat) else validate(args, self.parameters)
+            raise ToolArgumentsError(
+                self.name, [f"arguments must be a JSON object, not {type(args).__name__}"]
+            )
+        errors = (
+            []
+            if self._flat is not None and _flat_ok(args, *self._flat)
+            else validate(args, self.parameters)
+        )
         if not errors and self.accepted is not None and not self.accepted.issuperset(args):
-            errors = [f"arguments: unexpected property '{n}'" for n in sorted(args.keys() - self.accepted)]
+            errors = [
+                f"arguments: unexpected property '{n}'" for n in sorted(args.keys() - self.accepted)
+            ]
         if errors:
             raise ToolArgumentsError(self.name, errors)
         return args
 
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "object": (dict,), "array": (list,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
 }
 _PLAIN_KEYS = frozenset({"type", "description", "title"})
 
@@ -119,7 +140,14 @@ def _flat_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...
     """The common case — an object of properties that each only name a type — as
     (property -> Python types, required names, extra properties allowed), for a check
     without walking the schema. None when the schema needs the full validator."""
-    if not set(schema) <= {"type", "properties", "required", "additionalProperties", "description", "title"}:
+    if not set(schema) <= {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "description",
+        "title",
+    }:
         return None
     types: dict[str, Any] = {}
     for name, sub in (schema.get("properties") or {}).items():
@@ -133,7 +161,9 @@ def _flat_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...
     return types, tuple(schema.get("required") or ()), extra
 
 
-def _flat_ok(args: dict[str, Any], types: dict[str, Any], required: tuple[str, ...], extra: bool) -> bool:
+def _flat_ok(
+    args: dict[str, Any], types: dict[str, Any], required: tuple[str, ...], extra: bool
+) -> bool:
     """True if certainly valid; False sends the arguments to the full validator for messages."""
     for name in required:
         if name not in args:
@@ -217,18 +247,24 @@ def tool(
     return build(fn) if fn is not None else build
 
 
-def parameters_schema(func: Callable[..., Any], arg_docs: dict[str, str] | None = None) -> dict[str, Any]:
+def parameters_schema(
+    func: Callable[..., Any], arg_docs: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The ``parameters`` JSON Schema of a function's signature."""
     arg_docs = arg_docs or {}
     try:
         hints = typing.get_type_hints(func, include_extras=True)
     except (NameError, TypeError) as exc:
-        raise ConfigError(f"tool {func.__name__!r}: cannot resolve its annotations ({exc})") from None
+        raise ConfigError(
+            f"tool {func.__name__!r}: cannot resolve its annotations ({exc})"
+        ) from None
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in inspect.signature(func).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ConfigError(f"tool {func.__name__!r}: *args / **kwargs cannot be described to the LLM")
+            raise ConfigError(
+                f"tool {func.__name__!r}: *args / **kwargs cannot be described to the LLM"
+            )
         annotation = hints.get(param.name, Any)
         if _is_context(annotation):
             continue
@@ -241,7 +277,9 @@ def parameters_schema(func: Callable[..., Any], arg_docs: dict[str, str] | None 
         if param.default is param.empty:
             required.append(param.name)
         elif _jsonable(param.default):
-            schema["default"] = param.default.value if isinstance(param.default, enum.Enum) else param.default
+            schema["default"] = (
+                param.default.value if isinstance(param.default, enum.Enum) else param.default
+            )
         properties[param.name] = schema
     schema = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
@@ -259,7 +297,9 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?):\s*$")
+_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Returns?|Raises|Yields|Examples?|Notes?):\s*$"
+)
 _ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 _PARAM_LINE = re.compile(r"^:param\s+(?:\S+\s+)?(\w+):\s*(.*)$")
 

@@ -51,10 +51,16 @@ class Span:
 class Trace:
     """The spans of one run. ``root`` is the ``invoke_agent`` span."""
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter, *, parent: Trace | None = None):
+    def __init__(
+        self, clock: Callable[[], float] = time.perf_counter, *, parent: Trace | None = None
+    ):
         self.clock = clock
         if parent is not None:  # a sub-agent's trace shares its caller's time origin
-            self.clock, self.origin, self.start_unix_ns = parent.clock, parent.origin, parent.start_unix_ns
+            self.clock, self.origin, self.start_unix_ns = (
+                parent.clock,
+                parent.origin,
+                parent.start_unix_ns,
+            )
         else:
             self.origin = clock()
             self.start_unix_ns = time.time_ns()
@@ -102,10 +108,16 @@ class Trace:
             "duration_s": round(span.duration, 9),
             "attributes": {k: jsonable(v) for k, v in span.attributes.items()},
             "events": [
-                {"name": name, "at_s": round(at - self.origin, 9), "attributes": {k: jsonable(v) for k, v in attrs.items()}}
+                {
+                    "name": name,
+                    "at_s": round(at - self.origin, 9),
+                    "attributes": {k: jsonable(v) for k, v in attrs.items()},
+                }
                 for name, at, attrs in span.events
             ],
-            "error": None if span.error is None else {"type": type(span.error).__name__, "message": str(span.error)},
+            "error": None
+            if span.error is None
+            else {"type": type(span.error).__name__, "message": str(span.error)},
             "children": [self._span_dict(child) for child in span.children],
         }
 
@@ -119,16 +131,18 @@ class Trace:
         _render_agent(self.root, lines, "", durations, input_messages)
         return "\n".join(lines)
 
-    def print_tree(self, file: TextIO | None = None, *, durations: bool = True, input_messages: int = 3) -> None:
+    def print_tree(
+        self, file: TextIO | None = None, *, durations: bool = True, input_messages: int = 3
+    ) -> None:
         """Print the tree::
 
-            [Agent: support] (1.5s) completed, reason=stop
-            [LLM Reasoning] (1.2s)
-            ├── Input: [system: You are a support agent..., user: what is the return process?]
-            └── Output: calling tool search_knowledge_base
-            [Tool: search_knowledge_base] (0.3s)
-            ├── Args: {query: return process}
-            └── Result: {"article_id": "KB-17", ...} (2345 chars)
+        [Agent: support] (1.5s) completed, reason=stop
+        [LLM Reasoning] (1.2s)
+        ├── Input: [system: You are a support agent..., user: what is the return process?]
+        └── Output: calling tool search_knowledge_base
+        [Tool: search_knowledge_base] (0.3s)
+        ├── Args: {query: return process}
+        └── Result: {"article_id": "KB-17", ...} (2345 chars)
         """
         print(self.render(durations=durations, input_messages=input_messages), file=file)
 
@@ -196,7 +210,9 @@ def _render_agent(span: Span, lines: list[str], pad: str, durations: bool, n_inp
     status = a.get("agent.status", "running")
     reason = a.get("agent.termination_reason")
     tail = f" {status}, reason={reason}" if reason else f" {status}"
-    lines.append(f"{pad}[Agent: {a.get('gen_ai.agent.name', '?')}]{_duration(span, durations)}{tail}")
+    lines.append(
+        f"{pad}[Agent: {a.get('gen_ai.agent.name', '?')}]{_duration(span, durations)}{tail}"
+    )
     for step in span.children:
         label = f" step {step.attributes.get('scheduler.step')}" if step.kind == STEP else ""
         for child in step.children if step.kind == STEP else (step,):
@@ -218,14 +234,17 @@ def _event_lines(span: Span) -> list[str]:
         if name == "retry":
             out.append(f"Retry {attrs['attempt']}: {attrs['error']}; waited {attrs['delay_s']:g}s")
         elif name == "hook_error":
-            out.append(f"Hook error: {attrs['hook.event']} {attrs['hook.name']}: {attrs['exception.message']}")
+            out.append(
+                f"Hook error: {attrs['hook.event']} {attrs['hook.name']}: {attrs['exception.message']}"
+            )
         else:
             out.append(f"{name}: {flow(attrs)}")
     return out
 
 
-def _tree(lines: list[str], pad: str, items: list[str | tuple[str, Span]],
-          durations: bool, n_input: int) -> None:
+def _tree(
+    lines: list[str], pad: str, items: list[str | tuple[str, Span]], durations: bool, n_input: int
+) -> None:
     for i, item in enumerate(items):
         last = i == len(items) - 1
         branch, cont = ("└── ", "    ") if last else ("├── ", "│   ")
@@ -274,7 +293,9 @@ def _render_tool(
     lines.append(f"{pad}[Tool: {a.get('gen_ai.tool.name')}]{_duration(span, durations)}{label}")
     args = a.get("scheduler.tool.args")
     raw = a.get("gen_ai.tool.call.arguments")
-    items: list[str | tuple[str, Span]] = [f"Args: {flow(args) if args is not None else preview(str(raw), 80)}"]
+    items: list[str | tuple[str, Span]] = [
+        f"Args: {flow(args) if args is not None else preview(str(raw), 80)}"
+    ]
     items += _event_lines(span)
     items += [("agent", child) for child in span.children if child.kind == AGENT]
     result = a.get("gen_ai.tool.call.result")

@@ -37,7 +37,11 @@ def test_write_debuggability(tmp_path) -> None:
     flaky = by["scheduler", "json", "tool_flaky"]
     assert (flaky["failure_step"], flaky["localised"], flaky["loc_step"]) == ("1", "1", "1")
     tree = by["scheduler", "tree", "tool_flaky"]
-    assert (tree["loc_tool"], tree["loc_error"], tree["loc_step"]) == ("1", "1", "1")  # print_tree labels each step
+    assert (tree["loc_tool"], tree["loc_error"], tree["loc_step"]) == (
+        "1",
+        "1",
+        "1",
+    )  # print_tree labels each step
     exhibit = tmp_path / "debug" / "customer_returns" / "scheduler.json.json"
     assert exhibit.read_text().startswith("{")
     assert (tmp_path / "debug" / "tool_flaky" / "scheduler.tree.txt").is_file()

@@ -31,19 +31,28 @@ SEARCH = {
 }
 
 
-def scenario(name: str = "t", *, script: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-             user: str = "hello", system_prompt: str = "You are a test agent.", **extra: Any) -> Scenario:
+def scenario(
+    name: str = "t",
+    *,
+    script: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    user: str = "hello",
+    system_prompt: str = "You are a test agent.",
+    **extra: Any,
+) -> Scenario:
     """A scenario built in code (DESIGN.md's YAML format as a dict)."""
-    return Scenario.model_validate({
-        "name": name,
-        "description": "built by a test",
-        "system_prompt": system_prompt,
-        "user": user,
-        "tools": [SEARCH] if tools is None else tools,
-        "script": script,
-        "expect": {"status": extra.pop("status", "completed")},
-        **extra,
-    })
+    return Scenario.model_validate(
+        {
+            "name": name,
+            "description": "built by a test",
+            "system_prompt": system_prompt,
+            "user": user,
+            "tools": [SEARCH] if tools is None else tools,
+            "script": script,
+            "expect": {"status": extra.pop("status", "completed")},
+            **extra,
+        }
+    )
 
 
 def builtin(name: str) -> Scenario:
@@ -76,7 +85,9 @@ class Harness:
         self.calls: list[tuple[str, dict[str, Any]]] = []  # (tool, arguments) actually executed
 
     def client(self, name: str, **kwargs: Any) -> OpenAIChatClient:
-        return OpenAIChatClient(base_url=BASE_URL, model=f"scenario/{name}", http_client=self.http, **kwargs)
+        return OpenAIChatClient(
+            base_url=BASE_URL, model=f"scenario/{name}", http_client=self.http, **kwargs
+        )
 
     def recording_sleep(self) -> Callable[[float], Any]:
         async def sleep(delay: float) -> None:
@@ -85,16 +96,25 @@ class Harness:
 
         return sleep
 
-    def tools(self, name: str, overrides: dict[str, Callable[..., Any]] | None = None,
-              **spec_options: Any) -> list[ToolSpec]:
+    def tools(
+        self, name: str, overrides: dict[str, Callable[..., Any]] | None = None, **spec_options: Any
+    ) -> list[ToolSpec]:
         """The scenario's tools: each records its call and returns its ``returns`` value."""
         overrides = overrides or {}
         specs = []
         for tool in self.scenarios[name].tools:
             handler = overrides.get(tool.name) or self._returns(tool.name, tool.behavior.returns)
             options = spec_options.get(tool.name, {})
-            specs.append(ToolSpec(tool.name, tool.description, tool.parameters, handler,
-                                  require_confirmation=tool.require_confirmation, **options))
+            specs.append(
+                ToolSpec(
+                    tool.name,
+                    tool.description,
+                    tool.parameters,
+                    handler,
+                    require_confirmation=tool.require_confirmation,
+                    **options,
+                )
+            )
         return specs
 
     def _returns(self, tool_name: str, value: Any) -> Callable[..., Any]:
@@ -104,16 +124,24 @@ class Harness:
 
         return handler
 
-    def agent(self, name: str, config: AgentConfig | None = None, *, client: dict[str, Any] | None = None,
-              overrides: dict[str, Callable[..., Any]] | None = None, **kwargs: Any) -> LightweightAgent:
+    def agent(
+        self,
+        name: str,
+        config: AgentConfig | None = None,
+        *,
+        client: dict[str, Any] | None = None,
+        overrides: dict[str, Callable[..., Any]] | None = None,
+        **kwargs: Any,
+    ) -> LightweightAgent:
         sc = self.scenarios[name]
         config = config or AgentConfig()
         if config.system_prompt is None:
             import dataclasses
 
             config = dataclasses.replace(config, system_prompt=sc.system_prompt)
-        return LightweightAgent(self.client(name, **(client or {})), config,
-                                tools=self.tools(name, overrides), **kwargs)
+        return LightweightAgent(
+            self.client(name, **(client or {})), config, tools=self.tools(name, overrides), **kwargs
+        )
 
     def bodies(self, name: str | None = None) -> list[dict[str, Any]]:
         return [r.body for r in self.mock.requests if name is None or r.scenario == name]

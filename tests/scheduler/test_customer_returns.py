@@ -43,20 +43,56 @@ async def run_customer_returns(harness_factory, **config):
 
 async def test_result_and_conversation(harness_factory):
     h, agent, result = await run_customer_returns(harness_factory)
-    assert (result.status, result.reason, result.content) == (S.COMPLETED, TerminationReason.STOP, ANSWER)
-    assert (result.llm_calls, result.tool_calls, result.usage.retries, result.error) == (3, 2, 0, None)
-    assert h.calls == [("search_knowledge_base", {"query": "return policy"}), ("query_order", {"order_id": "A123"})]
+    assert (result.status, result.reason, result.content) == (
+        S.COMPLETED,
+        TerminationReason.STOP,
+        ANSWER,
+    )
+    assert (result.llm_calls, result.tool_calls, result.usage.retries, result.error) == (
+        3,
+        2,
+        0,
+        None,
+    )
+    assert h.calls == [
+        ("search_knowledge_base", {"query": "return policy"}),
+        ("query_order", {"order_id": "A123"}),
+    ]
     kb = json.dumps(builtin("customer_returns").tools[0].behavior.returns, ensure_ascii=False)
     order = json.dumps(builtin("customer_returns").tools[1].behavior.returns, ensure_ascii=False)
     call = {"type": "function"}
     assert result.messages == [
-        {"role": "system", "content": "You are a customer-service agent. Use the tools to answer accurately."},
+        {
+            "role": "system",
+            "content": "You are a customer-service agent. Use the tools to answer accurately.",
+        },
         {"role": "user", "content": "I want to return order A123. What is the process?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_t0_0", **call, "function": {
-            "name": "search_knowledge_base", "arguments": '{"query": "return policy"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_t0_0",
+                    **call,
+                    "function": {
+                        "name": "search_knowledge_base",
+                        "arguments": '{"query": "return policy"}',
+                    },
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_t0_0", "content": kb},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_t1_0", **call, "function": {
-            "name": "query_order", "arguments": '{"order_id": "A123"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_t1_0",
+                    **call,
+                    "function": {"name": "query_order", "arguments": '{"order_id": "A123"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_t1_0", "content": order},
         {"role": "assistant", "content": ANSWER},
     ]
@@ -68,8 +104,14 @@ async def test_result_and_conversation(harness_factory):
 
 async def test_state_machine_path(harness_factory):
     _, _, result = await run_customer_returns(harness_factory)
-    steps = [(s.number, [r.name for r in s.tool_results], s.response.finish_reason) for s in result.steps]
-    assert steps == [(1, ["search_knowledge_base"], "tool_calls"), (2, ["query_order"], "tool_calls"), (3, [], "stop")]
+    steps = [
+        (s.number, [r.name for r in s.tool_results], s.response.finish_reason) for s in result.steps
+    ]
+    assert steps == [
+        (1, ["search_knowledge_base"], "tool_calls"),
+        (2, ["query_order"], "tool_calls"),
+        (3, [], "stop"),
+    ]
 
 
 async def test_exact_token_count_matches_the_server(harness_factory):
@@ -112,15 +154,21 @@ async def test_trace_spans_follow_otel_genai_names(harness_factory):
         return (span["name"], span["kind"], [shape(c) for c in span["children"]])
 
     chat = ("chat scenario/customer_returns", "llm", [])
-    assert shape(root) == ("invoke_agent support", "agent", [
-        ("step 1", "step", [chat, ("execute_tool search_knowledge_base", "tool", [])]),
-        ("step 2", "step", [chat, ("execute_tool query_order", "tool", [])]),
-        ("step 3", "step", [chat]),
-    ])
+    assert shape(root) == (
+        "invoke_agent support",
+        "agent",
+        [
+            ("step 1", "step", [chat, ("execute_tool search_knowledge_base", "tool", [])]),
+            ("step 2", "step", [chat, ("execute_tool query_order", "tool", [])]),
+            ("step 3", "step", [chat]),
+        ],
+    )
     assert root["attributes"] == {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support",
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "support",
         "gen_ai.request.model": "scenario/customer_returns",
-        "agent.status": "completed", "agent.termination_reason": "stop",
+        "agent.status": "completed",
+        "agent.termination_reason": "stop",
         "gen_ai.usage.input_tokens": result.usage.input_tokens,
         "gen_ai.usage.output_tokens": result.usage.output_tokens,
     }
@@ -165,9 +213,14 @@ async def test_run_sync_outside_an_event_loop(harness_factory):
 
     def run() -> object:
         # run_sync makes its own event loop; the http client must belong to it
-        llm = OpenAIChatClient(base_url=BASE_URL, model="scenario/customer_returns",
-                               http_client=mock_async_client(mock))
-        agent = LightweightAgent(llm, AgentConfig(system_prompt=scenario.system_prompt), tools=tools)
+        llm = OpenAIChatClient(
+            base_url=BASE_URL,
+            model="scenario/customer_returns",
+            http_client=mock_async_client(mock),
+        )
+        agent = LightweightAgent(
+            llm, AgentConfig(system_prompt=scenario.system_prompt), tools=tools
+        )
         return agent.run_sync(scenario.user)
 
     import asyncio

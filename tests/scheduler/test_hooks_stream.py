@@ -40,25 +40,40 @@ async def test_hooks_fire_in_order_with_typed_arguments(h):
     agent = h.agent("customer_returns")
     agent.on("before_step", lambda *, state, step: seen.append(("before_step", step, state.status)))
     agent.on("before_llm", lambda *, state, messages: seen.append(("before_llm", len(messages))))
-    agent.on("after_llm", lambda *, state, response: seen.append(("after_llm", response.finish_reason)))
+    agent.on(
+        "after_llm", lambda *, state, response: seen.append(("after_llm", response.finish_reason))
+    )
 
     async def before_tool(*, state, call, arguments):
         seen.append(("before_tool", call.name, arguments))
 
     agent.on("before_tool", before_tool)
-    agent.on("after_tool", lambda *, state, result: seen.append(("after_tool", result.name, result.status)))
+    agent.on(
+        "after_tool",
+        lambda *, state, result: seen.append(("after_tool", result.name, result.status)),
+    )
     agent.on("after_step", lambda *, state, step: seen.append(("after_step", step.number)))
     agent.on("on_complete", lambda *, state, result: seen.append(("on_complete", result.status)))
     agent.on("on_error", lambda *, state, error: seen.append(("on_error", error)))
     result = await agent.run(USER)
     assert result.hook_errors == []
     assert seen == [
-        ("before_step", 1, S.THINKING), ("before_llm", 2), ("after_llm", "tool_calls"),
+        ("before_step", 1, S.THINKING),
+        ("before_llm", 2),
+        ("after_llm", "tool_calls"),
         ("before_tool", "search_knowledge_base", {"query": "return policy"}),
-        ("after_tool", "search_knowledge_base", "ok"), ("after_step", 1),
-        ("before_step", 2, S.THINKING), ("before_llm", 4), ("after_llm", "tool_calls"),
-        ("before_tool", "query_order", {"order_id": "A123"}), ("after_tool", "query_order", "ok"), ("after_step", 2),
-        ("before_step", 3, S.THINKING), ("before_llm", 6), ("after_llm", "stop"), ("after_step", 3),
+        ("after_tool", "search_knowledge_base", "ok"),
+        ("after_step", 1),
+        ("before_step", 2, S.THINKING),
+        ("before_llm", 4),
+        ("after_llm", "tool_calls"),
+        ("before_tool", "query_order", {"order_id": "A123"}),
+        ("after_tool", "query_order", "ok"),
+        ("after_step", 2),
+        ("before_step", 3, S.THINKING),
+        ("before_llm", 6),
+        ("after_llm", "stop"),
+        ("after_step", 3),
         ("on_complete", S.COMPLETED),
     ]
 
@@ -76,7 +91,10 @@ async def test_before_tool_can_veto_or_rewrite(h):
     assert h.calls == [("search_knowledge_base", {"query": "RETURN POLICY"})]
     search, order = result.steps[0].tool_results[0], result.steps[1].tool_results[0]
     assert (search.arguments, order.status, order.content) == (
-        {"query": "RETURN POLICY"}, "vetoed", "Error: the call to 'query_order' was refused: orders are read-only today")
+        {"query": "RETURN POLICY"},
+        "vetoed",
+        "Error: the call to 'query_order' was refused: orders are read-only today",
+    )
     assert result.trace.spans("tool")[0].attributes["scheduler.tool.rewritten"] is True
 
 
@@ -84,15 +102,20 @@ async def test_a_rewrite_is_validated_again(h):
     agent = h.agent("customer_returns").on("before_tool", lambda **_: Rewrite({"query": 42}))
     result = await agent.run(USER)
     assert result.steps[0].tool_results[0].content == (
-        "Error: invalid arguments for 'search_knowledge_base': query: 42 is not of type 'string'")
+        "Error: invalid arguments for 'search_knowledge_base': query: 42 is not of type 'string'"
+    )
     assert h.calls == []
 
 
 async def test_after_tool_can_replace_what_the_llm_reads(h):
-    agent = h.agent("customer_returns").on("after_tool", lambda *, state, result: f"[redacted {result.name}]")
+    agent = h.agent("customer_returns").on(
+        "after_tool", lambda *, state, result: f"[redacted {result.name}]"
+    )
     result = await agent.run(USER)
     assert [m["content"] for m in result.messages if m["role"] == "tool"] == [
-        "[redacted search_knowledge_base]", "[redacted query_order]"]
+        "[redacted search_knowledge_base]",
+        "[redacted query_order]",
+    ]
 
 
 async def test_a_raising_hook_is_recorded_not_fatal(h):
@@ -104,11 +127,20 @@ async def test_a_raising_hook_is_recorded_not_fatal(h):
     assert (result.status, result.content) == (S.COMPLETED, ANSWER)
     assert [(e.event, e.hook_name, str(e.cause)) for e in result.hook_errors] == [
         ("after_step", "test_a_raising_hook_is_recorded_not_fatal.<locals>.broken", f"bad step {n}")
-        for n in (1, 2, 3)]
+        for n in (1, 2, 3)
+    ]
     step = result.trace.spans("step")[0]
-    assert [(name, attrs) for name, _, attrs in step.events] == [("hook_error", {
-        "hook.event": "after_step", "hook.name": "test_a_raising_hook_is_recorded_not_fatal.<locals>.broken",
-        "exception.type": "ValueError", "exception.message": "bad step 1"})]
+    assert [(name, attrs) for name, _, attrs in step.events] == [
+        (
+            "hook_error",
+            {
+                "hook.event": "after_step",
+                "hook.name": "test_a_raising_hook_is_recorded_not_fatal.<locals>.broken",
+                "exception.type": "ValueError",
+                "exception.message": "bad step 1",
+            },
+        )
+    ]
     assert "[hook_error] {hook.event: after_step" in result.trace.render()
 
 
@@ -116,7 +148,9 @@ async def test_a_raising_hook_can_be_made_fatal(h):
     async def broken(*, state, messages):
         raise RuntimeError("policy service down")
 
-    agent = h.agent("customer_returns", AgentConfig(raise_hook_errors=True)).on("before_llm", broken)
+    agent = h.agent("customer_returns", AgentConfig(raise_hook_errors=True)).on(
+        "before_llm", broken
+    )
     result = await agent.run(USER)
     assert (result.status, result.reason, result.llm_calls) == (S.FAILED, R.HOOK_ERROR, 0)
     assert isinstance(result.error, HookError) and result.error.event == "before_llm"
@@ -124,7 +158,9 @@ async def test_a_raising_hook_can_be_made_fatal(h):
 
 
 def test_unknown_hook_event(h):
-    with pytest.raises(ConfigError, match="unknown hook event 'before_tools'; valid events: before_step"):
+    with pytest.raises(
+        ConfigError, match="unknown hook event 'before_tools'; valid events: before_step"
+    ):
         h.agent("customer_returns").on("before_tools", print)
 
 
@@ -133,12 +169,28 @@ async def test_stream_events(harness_factory):
     events = [e async for e in h.agent("customer_returns").stream(USER)]
     kinds = [type(e).__name__ for e in events]
     deltas = [e for e in events if isinstance(e, ContentDelta)]
-    compact = [k for i, k in enumerate(kinds) if not (k == "ContentDelta" and kinds[i - 1] == "ContentDelta")]
+    compact = [
+        k
+        for i, k in enumerate(kinds)
+        if not (k == "ContentDelta" and kinds[i - 1] == "ContentDelta")
+    ]
     assert compact == [
-        "RunStarted", "StatusChanged",
-        "StatusChanged", "ToolCallStarted", "ToolCallFinished", "StepFinished", "StatusChanged",
-        "StatusChanged", "ToolCallStarted", "ToolCallFinished", "StepFinished", "StatusChanged",
-        "ContentDelta", "StepFinished", "StatusChanged", "RunFinished",
+        "RunStarted",
+        "StatusChanged",
+        "StatusChanged",
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "StepFinished",
+        "StatusChanged",
+        "StatusChanged",
+        "ToolCallStarted",
+        "ToolCallFinished",
+        "StepFinished",
+        "StatusChanged",
+        "ContentDelta",
+        "StepFinished",
+        "StatusChanged",
+        "RunFinished",
     ]
     result = events[-1].result
     assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
@@ -150,7 +202,9 @@ async def test_stream_events(harness_factory):
     assert all(span.attributes["scheduler.ttft_s"] >= 0.02 for span in result.trace.spans("llm"))
     started = [e for e in events if isinstance(e, ToolCallStarted)]
     assert [(e.step, e.name, e.arguments) for e in started] == [
-        (1, "search_knowledge_base", {"query": "return policy"}), (2, "query_order", {"order_id": "A123"})]
+        (1, "search_knowledge_base", {"query": "return policy"}),
+        (2, "query_order", {"order_id": "A123"}),
+    ]
     finished = [e.result.status for e in events if isinstance(e, ToolCallFinished)]
     steps = [e.step.number for e in events if isinstance(e, StepFinished)]
     statuses = [(e.old, e.new) for e in events if isinstance(e, StatusChanged)]

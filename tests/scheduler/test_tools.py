@@ -21,9 +21,15 @@ class Color(enum.Enum):
 
 def test_decorator_builds_schema_from_signature_and_docstring():
     @tool
-    def find_orders(customer: str, status: Literal["open", "closed"] = "open", limit: int = 10,
-                    tags: list[str] | None = None, color: Color = Color.RED,
-                    note: Annotated[str, "free text"] = "", ctx: ToolContext | None = None) -> list[dict]:
+    def find_orders(
+        customer: str,
+        status: Literal["open", "closed"] = "open",
+        limit: int = 10,
+        tags: list[str] | None = None,
+        color: Color = Color.RED,
+        note: Annotated[str, "free text"] = "",
+        ctx: ToolContext | None = None,
+    ) -> list[dict]:
         """Find a customer's orders.
 
         Returns the most recent first.
@@ -42,9 +48,17 @@ def test_decorator_builds_schema_from_signature_and_docstring():
         "type": "object",
         "properties": {
             "customer": {"type": "string", "description": "The customer id, e.g. C-1."},
-            "status": {"type": "string", "enum": ["open", "closed"], "description": "Which orders.", "default": "open"},
+            "status": {
+                "type": "string",
+                "enum": ["open", "closed"],
+                "description": "Which orders.",
+                "default": "open",
+            },
             "limit": {"type": "integer", "description": "At most this many.", "default": 10},
-            "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}], "default": None},
+            "tags": {
+                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+                "default": None,
+            },
             "color": {"type": "string", "enum": ["red", "blue"], "default": "red"},
             "note": {"type": "string", "description": "free text", "default": ""},
         },
@@ -55,8 +69,11 @@ def test_decorator_builds_schema_from_signature_and_docstring():
     assert find_orders("C-1") == []  # still callable
     assert find_orders.to_openai() == {
         "type": "function",
-        "function": {"name": "find_orders", "description": find_orders.description,
-                     "parameters": find_orders.parameters},
+        "function": {
+            "name": "find_orders",
+            "description": find_orders.description,
+            "parameters": find_orders.parameters,
+        },
     }
 
 
@@ -69,9 +86,17 @@ def test_decorator_options_and_rest_docstrings():
         """
         return order_id
 
-    assert (get.name, get.timeout, get.require_confirmation, get.is_async) == ("lookup", 5, True, True)
+    assert (get.name, get.timeout, get.require_confirmation, get.is_async) == (
+        "lookup",
+        5,
+        True,
+        True,
+    )
     assert get.parameters["properties"] == {"order_id": {"type": "string", "description": "the id"}}
-    assert parse_docstring("Summary line.\n\nArgs:\n    x (int): the x\n") == ("Summary line.", {"x": "the x"})
+    assert parse_docstring("Summary line.\n\nArgs:\n    x (int): the x\n") == (
+        "Summary line.",
+        {"x": "the x"},
+    )
 
 
 def test_decorator_rejects_what_it_cannot_describe():
@@ -107,8 +132,11 @@ SCHEMA = {
         "query": {"type": "string", "minLength": 2},
         "limit": {"type": "integer", "minimum": 1, "maximum": 50},
         "mode": {"enum": ["fast", "exact"]},
-        "filters": {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
-                    "additionalProperties": False},
+        "filters": {
+            "type": "object",
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+            "additionalProperties": False,
+        },
         "score": {"type": ["number", "null"]},
     },
     "required": ["query"],
@@ -116,22 +144,27 @@ SCHEMA = {
 }
 
 
-@pytest.mark.parametrize(("value", "errors"), [
-    ({"query": "ok"}, []),
-    ({"query": "ok", "limit": 5.0, "score": None, "filters": {"tags": ["a"]}}, []),
-    ({}, ["arguments: 'query' is a required property"]),
-    ({"query": 3}, ["query: 3 is not of type 'string'"]),
-    ({"query": "x"}, ["query: has 1 characters, fewer than minLength 2"]),
-    ({"query": "ok", "limit": True}, ["limit: True is not of type 'integer'"]),
-    ({"query": "ok", "limit": 0}, ["limit: 0 is less than the minimum 1"]),
-    ({"query": "ok", "limit": 99}, ["limit: 99 is more than the maximum 50"]),
-    ({"query": "ok", "mode": "slow"}, ["mode: 'slow' is not one of ['fast', 'exact']"]),
-    ({"query": "ok", "filters": {"tags": ["a", 2], "x": 1}},
-     ["filters.tags[1]: 2 is not of type 'string'", "filters: unexpected property 'x'"]),
-    ({"query": "ok", "score": "high"}, ["score: 'high' is not of type 'number' or 'null'"]),
-    ({"query": "ok", "extra": 1}, ["arguments: unexpected property 'extra'"]),
-    ([], ["arguments: [] is not of type 'object'"]),
-])
+@pytest.mark.parametrize(
+    ("value", "errors"),
+    [
+        ({"query": "ok"}, []),
+        ({"query": "ok", "limit": 5.0, "score": None, "filters": {"tags": ["a"]}}, []),
+        ({}, ["arguments: 'query' is a required property"]),
+        ({"query": 3}, ["query: 3 is not of type 'string'"]),
+        ({"query": "x"}, ["query: has 1 characters, fewer than minLength 2"]),
+        ({"query": "ok", "limit": True}, ["limit: True is not of type 'integer'"]),
+        ({"query": "ok", "limit": 0}, ["limit: 0 is less than the minimum 1"]),
+        ({"query": "ok", "limit": 99}, ["limit: 99 is more than the maximum 50"]),
+        ({"query": "ok", "mode": "slow"}, ["mode: 'slow' is not one of ['fast', 'exact']"]),
+        (
+            {"query": "ok", "filters": {"tags": ["a", 2], "x": 1}},
+            ["filters.tags[1]: 2 is not of type 'string'", "filters: unexpected property 'x'"],
+        ),
+        ({"query": "ok", "score": "high"}, ["score: 'high' is not of type 'number' or 'null'"]),
+        ({"query": "ok", "extra": 1}, ["arguments: unexpected property 'extra'"]),
+        ([], ["arguments: [] is not of type 'object'"]),
+    ],
+)
 def test_validator(value, errors):
     assert validate(value, SCHEMA) == errors
 
@@ -196,8 +229,12 @@ def test_to_content_serialises_what_json_dumps_cannot():
 
 
 def test_flat_schemas_take_the_fast_path_with_the_same_verdicts():
-    flat = {"type": "object", "properties": {"q": {"type": "string", "description": "d"}, "n": {"type": "integer"}},
-            "required": ["q"], "additionalProperties": False}
+    flat = {
+        "type": "object",
+        "properties": {"q": {"type": "string", "description": "d"}, "n": {"type": "integer"}},
+        "required": ["q"],
+        "additionalProperties": False,
+    }
     spec = ToolSpec("f", "d", flat, lambda **kw: None)
     assert spec._flat is not None and ToolSpec("g", "d", SCHEMA, lambda **kw: None)._flat is None
     assert spec.check_arguments('{"q": "x", "n": 2.0}') == {"q": "x", "n": 2.0}  # 2.0 is an integer
