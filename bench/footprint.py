@@ -20,17 +20,12 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-# engine → the modules a service built on it imports (its framework's entry points)
-ENGINE_STACKS: dict[str, tuple[str, ...]] = {
-    "raw": ("httpx",),
-    # httpx and tiktoken are imported lazily, at the first request and the first count
-    "scheduler": ("scheduler", "httpx"),
-    "scheduler-stream": ("scheduler", "httpx"),
-    "lc-agentexecutor": ("langchain_classic.agents", "langchain_openai"),
-    "lc-agentexecutor-nostream": ("langchain_classic.agents", "langchain_openai"),
-    "lc-react": ("langchain_classic.agents", "langchain_openai"),
-    "lc-create-agent": ("langchain.agents", "langchain_openai"),
-}
+from bench.engines.registry import REGISTRY
+
+# engine → the modules a service built on it imports (its framework's entry points), and
+# what its default configuration loads on first use (the registry declares both)
+ENGINE_STACKS: dict[str, tuple[str, ...]] = {name: s.stack for name, s in REGISTRY.items()}
+ENGINE_WARMUPS: dict[str, str] = {name: s.probe_warmup for name, s in REGISTRY.items()}
 
 _PROBE = r"""
 import importlib, json, os, resource, sys, time
@@ -40,8 +35,10 @@ def rss():
 n0 = len(sys.modules)
 r0 = rss()
 t0 = time.perf_counter()
-for name in sys.argv[1:]:
+warmup, names = sys.argv[1], sys.argv[2:]
+for name in names:
     importlib.import_module(name)
+exec(warmup)
 t1 = time.perf_counter()
 print(json.dumps({
     "import_ms": (t1 - t0) * 1000,
@@ -62,12 +59,15 @@ def probe_env() -> dict[str, str]:
     return env
 
 
-def probe_stack(modules: Iterable[str], timeout_s: float = 120.0) -> dict[str, Any]:
-    """Import ``modules`` in a pristine interpreter; its import time, module count and RSS."""
+def probe_stack(
+    modules: Iterable[str], warmup: str = "", timeout_s: float = 120.0
+) -> dict[str, Any]:
+    """Import ``modules`` in a pristine interpreter, then run ``warmup`` (what the default
+    configuration loads on first use); the import time, module count and RSS."""
     modules = list(modules)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _PROBE, *modules],
+            [sys.executable, "-c", _PROBE, warmup, *modules],
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.engines.registry import REGISTRY
+
 NONE = "none"
 
 
@@ -50,18 +52,8 @@ MODES: dict[str, Mode] = {
     )
 }
 
-_LC_EXECUTOR = ("verbose", "set-debug", "run-tree")
-
-# engine -> its debug modes, in the report's order
-ENGINE_MODES: dict[str, tuple[str, ...]] = {
-    "raw": (NONE,),
-    "scheduler": ("tree", "json"),
-    "scheduler-stream": ("tree", "json"),
-    "lc-agentexecutor": _LC_EXECUTOR,
-    "lc-agentexecutor-nostream": _LC_EXECUTOR,
-    "lc-react": _LC_EXECUTOR,
-    "lc-create-agent": ("set-debug", "graph-debug", "stream-debug", "run-tree"),
-}
+# engine -> its debug modes, in the report's order (declared in the engine registry)
+ENGINE_MODES: dict[str, tuple[str, ...]] = {name: s.debug_modes for name, s in REGISTRY.items()}
 
 
 def modes_for(engine: str) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """The engines: every contender behind one interface (see ``base.py``).
 
-Engines are imported lazily by name, so a worker measuring the scheduler never imports
-LangChain (import cost and module counts are part of what we measure).
+Each engine is declared once, in ``registry.py``. Engines are imported lazily by name, so a
+worker measuring the scheduler never imports LangChain (import cost and module counts are
+part of what we measure).
 """
 
 from __future__ import annotations
@@ -9,23 +10,10 @@ from __future__ import annotations
 import importlib
 
 from bench.engines.base import Engine, RunContext, RunRecord, ToolCallRecord
+from bench.engines.registry import ENGINE_NAMES, REGISTRY, UnknownEngineError
 
 # engine name -> "module:Class"; the order is the report's order
-ENGINES: dict[str, str] = {
-    "raw": "bench.engines.raw:RawEngine",
-    "scheduler": "bench.engines.scheduler_engine:SchedulerEngine",
-    "scheduler-stream": "bench.engines.scheduler_engine:SchedulerStreamEngine",
-    "lc-agentexecutor": "bench.engines.langchain_engines:AgentExecutorEngine",
-    "lc-agentexecutor-nostream": "bench.engines.langchain_engines:AgentExecutorNoStreamEngine",
-    "lc-react": "bench.engines.langchain_engines:ReactEngine",
-    "lc-create-agent": "bench.engines.langchain_engines:CreateAgentEngine",
-}
-ENGINE_NAMES: tuple[str, ...] = tuple(ENGINES)
-
-
-class UnknownEngineError(ValueError):
-    def __init__(self, name: str):
-        super().__init__(f"unknown engine {name!r}; valid engines: {', '.join(ENGINE_NAMES)}")
+ENGINES: dict[str, str] = {name: spec.target for name, spec in REGISTRY.items()}
 
 
 def create_engine(name: str) -> Engine:

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bench.engines.registry import ENGINE_NAMES, REGISTRY, engines_where
+
 RUN_COLUMNS: dict[str, str] = {
     "engine": "engine name",
     "scenario": "scenario name",
@@ -109,33 +111,23 @@ CODE_SIZE_COLUMNS: dict[str, str] = {
 
 FAULT_TAGS = frozenset({"fault", "failure"})
 
-# Engines, in the order every table and chart uses.
+# Engines, in the order every table and chart uses (the registry's order).
 RAW = "raw"
-SELF_BUILT = ("scheduler", "scheduler-stream")
+SELF_BUILT = engines_where(role="self-built")
 LANGCHAIN_DEFAULT = "lc-agentexecutor"
-ENGINE_ORDER = (
-    "raw",
-    "scheduler",
-    "scheduler-stream",
-    "lc-agentexecutor",
-    "lc-agentexecutor-nostream",
-    "lc-react",
-    "lc-create-agent",
-)
+ENGINE_ORDER = ENGINE_NAMES
 
 
 def is_langchain(engine: str) -> bool:
-    """LangChain engines are named ``lc-*``."""
-    return engine.startswith("lc-")
+    """A LangChain engine (the registry's family ``langchain``)."""
+    known = REGISTRY.get(engine)
+    return known is not None and known.family == "langchain"
 
 
 def family(engine: str) -> str:
-    """``raw``, ``self-built`` or ``LangChain``."""
-    if engine == RAW:
-        return "raw"
-    if is_langchain(engine):
-        return "LangChain"
-    return "self-built"
+    """How the report names the engine's family (unknown engines: their own name)."""
+    known = REGISTRY.get(engine)
+    return known.family_label if known is not None else engine
 
 
 def order_engines(engines: Any) -> list[str]:

@@ -6,31 +6,15 @@ hatch and line style, so the charts still read when printed in greyscale.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bench.engines.registry import REGISTRY, EngineStyle
 
+STYLES: dict[str, EngineStyle] = {name: spec.style for name, spec in REGISTRY.items()}
 
-@dataclass(frozen=True)
-class EngineStyle:
-    color: str
-    marker: str
-    hatch: str
-    linestyle: str | tuple[int, tuple[int, ...]]
-
-
-STYLES: dict[str, EngineStyle] = {
-    "raw": EngineStyle("#000000", "o", "", "-"),
-    "scheduler": EngineStyle("#0072B2", "s", "//", "-"),
-    "scheduler-stream": EngineStyle("#56B4E9", "D", "\\\\", "--"),
-    "lc-agentexecutor": EngineStyle("#D55E00", "^", "xx", "-"),
-    "lc-agentexecutor-nostream": EngineStyle("#E69F00", "v", "..", "--"),
-    "lc-react": EngineStyle("#CC79A7", "P", "++", "-."),
-    "lc-create-agent": EngineStyle("#009E73", "X", "oo", ":"),
-}
-
+# for engines the registry does not know (an experiment, the tests' fake engines)
 _SPARE = (
-    EngineStyle("#999999", "h", "--", (0, (3, 1, 1, 1))),
-    EngineStyle("#F0E442", "*", "||", (0, (5, 2))),
-    EngineStyle("#882255", "p", "**", (0, (1, 2))),
+    EngineStyle("#BBBBBB", "1", "\\\\\\", (0, (3, 1, 1, 1))),
+    EngineStyle("#F0E442", "2", "-\\", (0, (5, 2))),
+    EngineStyle("#44AA99", "3", "x.", (0, (1, 2))),
 )
 
 # Fault-matrix outcomes: colour and hatch (the outcome is also printed in the cell).

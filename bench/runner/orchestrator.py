@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.footprint import ENGINE_STACKS, probe_stack
+from bench.footprint import ENGINE_STACKS, ENGINE_WARMUPS, probe_stack
 from bench.metadata import PROJECT_ROOT
 from bench.results import (
     FOOTPRINT,
@@ -356,19 +356,22 @@ class Orchestrator:
     # -- import probes -------------------------------------------------------------------
 
     def stack_probes(self) -> None:
-        """Probe each distinct stack in fresh interpreters; one row per engine using it."""
-        stacks: dict[tuple[str, ...], list[str]] = {}
+        """Probe each distinct stack (imports + warm-up) in fresh interpreters; one row per
+        engine using it."""
+        Stack = tuple[tuple[str, ...], str]
+        stacks: dict[Stack, list[str]] = {}
         for engine in self.config.engines:
             if engine in ENGINE_STACKS:
-                stacks.setdefault(ENGINE_STACKS[engine], []).append(engine)
-        done: dict[tuple[str, ...], int] = {}
+                key = (ENGINE_STACKS[engine], ENGINE_WARMUPS.get(engine, ""))
+                stacks.setdefault(key, []).append(engine)
+        done: dict[Stack, int] = {}
         for row in self.store.rows(FOOTPRINT):
             if (
                 row.get("kind") == "stack"
                 and row.get("status") == "ok"
                 and row.get("probe_of") is None
             ):
-                key = tuple(row.get("stack") or ())
+                key = (tuple(row.get("stack") or ()), row.get("warmup") or "")
                 done[key] = done.get(key, 0) + 1
         order = tuple(stacks)
         todo = [
@@ -380,13 +383,15 @@ class Orchestrator:
         if not todo:
             return
         self.progress.phase("imports", float(len(todo)), len(todo), "probes")
-        for probe, stack in todo:
-            engines = stacks[stack]
-            self.progress.describe(f"a fresh interpreter imports {' + '.join(stack)}")
-            result = probe_stack(stack)
+        for probe, (modules, warmup) in todo:
+            engines = stacks[(modules, warmup)]
+            what = " + ".join(modules) + (" and warms up" if warmup else "")
+            self.progress.describe(f"a fresh interpreter imports {what}")
+            result = probe_stack(modules, warmup)
             # the first engine's row is the probe; the others share it (probe_of)
             for i, engine in enumerate(engines):
-                row = {"kind": "stack", "engine": engine, "probe": probe, **result}
+                row = {"kind": "stack", "engine": engine, "probe": probe, "warmup": warmup}
+                row.update(result)
                 if i:
                     row["probe_of"] = engines[0]
                 self.store.append(FOOTPRINT, row)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bench.cli import main
 from bench.debug.results import read_rows
+from bench.engines import ENGINE_NAMES
 
 
 def test_debug_score_writes_the_csv_and_prints_the_table(tmp_path, capsys) -> None:
@@ -27,7 +28,7 @@ def test_debug_score_rejects_unknown_names(tmp_path, capsys) -> None:
     assert main(["debug-score", "--out", str(tmp_path), "--engines", "raw,nope"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "schedbench debug-score: error: unknown engine 'nope'; valid engines: raw, scheduler, "
-        "scheduler-stream, lc-agentexecutor, lc-agentexecutor-nostream, lc-react, lc-create-agent"
+        "schedbench debug-score: error: unknown engine 'nope'; valid engines: "
+        + ", ".join(ENGINE_NAMES)
     ]
     assert not (tmp_path / "debuggability.csv").exists()

@@ -8,6 +8,7 @@ import pytest
 
 from bench.cli import main
 from bench.debug.render import side_by_side
+from bench.engines import ENGINE_NAMES
 
 _DURATION = re.compile(r" \(\d+(?:\.\d+)?m?s\)")
 
@@ -84,8 +85,7 @@ def test_side_by_side_renderer_wraps_and_pads() -> None:
         ),
         (
             ["customer_returns", "--engine", "langchain"],
-            "unknown engine 'langchain'; valid engines: raw, scheduler, scheduler-stream, "
-            "lc-agentexecutor, lc-agentexecutor-nostream, lc-react, lc-create-agent",
+            "unknown engine 'langchain'; valid engines: " + ", ".join(ENGINE_NAMES),
         ),
         (
             ["customer_returns", "--engine", "lc-agentexecutor", "--mode", "tree"],

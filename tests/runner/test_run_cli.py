@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from bench.cli import main
+from bench.engines import ENGINE_NAMES
 from bench.results import SCHEMA_VERSION
 from bench.runner.plan import RunConfig, build_plan
 from bench.summary import SUMMARY_COLUMNS, THROUGHPUT_COLUMNS, TTFT_COLUMNS
@@ -178,7 +179,7 @@ def test_compare_says_slower_like_pyperf(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--engines", "nope"], "unknown engine 'nope'; valid engines: raw, scheduler,"),
+        (["--engines", "nope"], "unknown engine 'nope'; valid engines: " + ", ".join(ENGINE_NAMES)),
         (["--scenarios", "nope,single_tool"], "unknown scenario 'nope'; valid scenarios: "),
         (["--repeat", "0"], "--repeat must be at least 1, not 0"),
         (["--rounds", "0"], "--rounds must be at least 1, not 0"),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
+from bench.engines import ENGINE_NAMES
 from scenarios import ScenarioError, load_scenario, load_scenarios
 
 GOOD = """\
@@ -150,8 +151,8 @@ def test_validate_flags_an_override_for_an_unknown_engine(tmp_path, capsys):
     assert main(["scenarios", "validate", "--scenario-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().out == (
         f"{tmp_path / 'typo_engine.yaml'}: expect.engines.lc-reakt: unknown engine; valid engines: "
-        "raw, scheduler, scheduler-stream, lc-agentexecutor, lc-agentexecutor-nostream, "
-        "lc-react, lc-create-agent\n0 valid, 1 invalid (1 files)\n"
+        + ", ".join(ENGINE_NAMES)
+        + "\n0 valid, 1 invalid (1 files)\n"
     )
 
 

@@ -1,0 +1,264 @@
+"""Every engine, declared once: name, family, role, streaming, import stack, debug modes, style.
+
+Every other module reads this table — the runner (which engines exist, what ``all`` means),
+the footprint probe (what a service using the engine imports), the debug capture (its debug
+modes), the charts (its style) and the report (its family, its role and the engine it is
+compared with). Adding an engine is one ``EngineSpec`` here and one adapter class; a test
+(``tests/engines/test_registry.py``) fails when some place does not know it.
+
+Roles, and why ratios are only taken inside them:
+
+==================  ================================================================
+``floor``           the least any agent must do (a bare HTTP loop): the physical limit
+``self-built``      our scheduler
+``framework``       an agent framework (LangChain, later the peers)
+==================  ================================================================
+
+``configuration`` says which question an engine answers: ``default`` — what you get out of
+the box (the docs' example; for our side the loop with its production guards off) — or
+``production`` — the built-in features its experts would switch on, plus the short custom
+code its users write. ``streams`` says whether its ordinary run streams the LLM calls. The
+report pairs engines of the same configuration and streaming mode only (``counterpart``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Role = Literal["floor", "self-built", "framework"]
+Configuration = Literal["default", "production"]
+
+
+@dataclass(frozen=True)
+class EngineStyle:
+    """How the engine looks in every chart (colour-blind safe; hatch and marker for greyscale)."""
+
+    color: str
+    marker: str
+    hatch: str
+    linestyle: str | tuple[int, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One engine (see the module docstring)."""
+
+    name: str
+    target: str  # "module:Class" of its adapter
+    family: str  # "raw", "openai-sdk", "scheduler", "langchain", ...
+    family_label: str  # how the report names the family
+    role: Role
+    configuration: Configuration
+    streams: bool  # its ordinary run streams the LLM calls
+    description: str
+    # what a service built on it imports (the footprint's pristine-interpreter probe)
+    stack: tuple[str, ...]
+    debug_modes: tuple[str, ...]
+    style: EngineStyle
+    protocol: Literal["tools", "react"] = "tools"  # how it asks for tools
+    environment: str = "main"  # the virtualenv it runs in
+    # Python run by the probe after the imports: what the default configuration loads on
+    # first use (the scheduler's exact token budget loads tiktoken's encoding)
+    probe_warmup: str = ""
+
+    @property
+    def role_label(self) -> str:
+        if self.role == "floor":
+            return "floor"
+        config = "plain" if self.role == "self-built" and self.configuration == "default" else ""
+        return f"{self.role} {config or self.configuration}"
+
+
+_LC_EXECUTOR_MODES = ("verbose", "set-debug", "run-tree")
+_LC_GRAPH_MODES = ("set-debug", "graph-debug", "stream-debug", "run-tree")
+_SCHEDULER_MODES = ("tree", "json")
+_SCHEDULER_STACK = ("scheduler", "httpx")
+_SCHEDULER_WARMUP = "import scheduler.tokens as t; t.count_text_tokens('probe')"
+_EXECUTOR_STACK = ("langchain_classic.agents", "langchain_openai")
+_GRAPH_STACK = ("langchain.agents", "langchain_openai")
+
+SPECS: tuple[EngineSpec, ...] = (
+    EngineSpec(
+        "raw",
+        "bench.engines.raw:RawEngine",
+        "raw",
+        "raw httpx loop",
+        "floor",
+        "default",
+        False,
+        "a minimal httpx loop: post, run tools, append, repeat (the floor)",
+        ("httpx",),
+        ("none",),
+        EngineStyle("#000000", "o", "", "-"),
+    ),
+    EngineSpec(
+        "openai-sdk",
+        "bench.engines.openai_sdk:OpenAISDKEngine",
+        "openai-sdk",
+        "raw openai SDK loop",
+        "floor",
+        "default",
+        False,
+        "the same minimal loop on the official openai AsyncOpenAI client",
+        ("openai",),
+        ("none",),
+        EngineStyle("#999999", "h", "--", (0, (3, 1, 1, 1))),
+    ),
+    EngineSpec(
+        "scheduler-plain",
+        "bench.engines.scheduler_engine:SchedulerPlainEngine",
+        "scheduler",
+        "self-built scheduler",
+        "self-built",
+        "default",
+        False,
+        "our LightweightAgent with its production guards off (trace on)",
+        _SCHEDULER_STACK,
+        _SCHEDULER_MODES,
+        EngineStyle("#6BAED6", "d", "/.", (0, (5, 2))),
+    ),
+    EngineSpec(
+        "scheduler",
+        "bench.engines.scheduler_engine:SchedulerEngine",
+        "scheduler",
+        "self-built scheduler",
+        "self-built",
+        "production",
+        False,
+        "our LightweightAgent: trace, audit hook, breaker, loop guard, token budget, approver",
+        _SCHEDULER_STACK,
+        _SCHEDULER_MODES,
+        EngineStyle("#0072B2", "s", "//", "-"),
+        probe_warmup=_SCHEDULER_WARMUP,
+    ),
+    EngineSpec(
+        "scheduler-stream",
+        "bench.engines.scheduler_engine:SchedulerStreamEngine",
+        "scheduler",
+        "self-built scheduler",
+        "self-built",
+        "production",
+        True,
+        "the production scheduler consumed through agent.stream() (streamed LLM calls)",
+        _SCHEDULER_STACK,
+        _SCHEDULER_MODES,
+        EngineStyle("#56B4E9", "D", "\\\\", "--"),
+        probe_warmup=_SCHEDULER_WARMUP,
+    ),
+    EngineSpec(
+        "lc-create-agent",
+        "bench.engines.langchain_engines:CreateAgentEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "default",
+        False,
+        "LangChain 1.x langchain.agents.create_agent (LangGraph), the docs' default",
+        _GRAPH_STACK,
+        _LC_GRAPH_MODES,
+        EngineStyle("#009E73", "X", "oo", ":"),
+    ),
+    EngineSpec(
+        "lc-agentexecutor",
+        "bench.engines.langchain_engines:AgentExecutorEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "default",
+        True,
+        "langchain_classic AgentExecutor + create_tool_calling_agent, defaults (streams)",
+        _EXECUTOR_STACK,
+        _LC_EXECUTOR_MODES,
+        EngineStyle("#D55E00", "^", "xx", "-"),
+    ),
+    EngineSpec(
+        "lc-agentexecutor-nostream",
+        "bench.engines.langchain_engines:AgentExecutorNoStreamEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "default",
+        False,
+        "the same AgentExecutor with stream_runnable=False (one documented flag)",
+        _EXECUTOR_STACK,
+        _LC_EXECUTOR_MODES,
+        EngineStyle("#E69F00", "v", "..", "--"),
+    ),
+    EngineSpec(
+        "lc-react",
+        "bench.engines.langchain_engines:ReactEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "default",
+        True,
+        "langchain_classic AgentExecutor + create_react_agent (text ReAct, hwchase17/react)",
+        _EXECUTOR_STACK,
+        _LC_EXECUTOR_MODES,
+        EngineStyle("#CC79A7", "P", "++", "-."),
+        protocol="react",
+    ),
+)
+
+REGISTRY: dict[str, EngineSpec] = {spec.name: spec for spec in SPECS}
+ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order
+
+# the engine that stands for each family in headlines (what its docs recommend)
+REPRESENTATIVE: dict[str, str] = {
+    "langchain": "lc-create-agent",
+    "scheduler": "scheduler",
+}
+
+
+class UnknownEngineError(ValueError):
+    def __init__(self, name: str):
+        super().__init__(f"unknown engine {name!r}; valid engines: {', '.join(ENGINE_NAMES)}")
+
+
+def spec(name: str) -> EngineSpec:
+    """The spec of a built-in engine (``UnknownEngineError`` otherwise)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UnknownEngineError(name) from None
+
+
+def engines_where(**fields: object) -> tuple[str, ...]:
+    """Built-in engine names whose spec matches every ``field=value`` given, in order."""
+    return tuple(
+        s.name for s in SPECS if all(getattr(s, key) == value for key, value in fields.items())
+    )
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two engines compared in one ratio, and whether they really are like for like."""
+
+    engine: str
+    other: str
+    exact: bool  # same configuration and same streaming mode
+
+    @property
+    def caveat(self) -> str:
+        if self.exact:
+            return ""
+        me, them = spec(self.engine), spec(self.other)
+        return (
+            f"no {me.configuration} {'streaming' if me.streams else 'non-streaming'} "
+            f"{them.role} engine: compared with {self.other} ({them.configuration}), "
+            "which does more work per step"
+        )
+
+
+def counterpart(name: str, role: Role = "self-built") -> Pair | None:
+    """The engine of ``role`` that ``name`` is compared with: the same streaming mode always,
+    the same configuration when such an engine exists (else the pair is marked inexact;
+    the fallback engine is the production one, which carries more features, never fewer)."""
+    me = spec(name)
+    same_streams = [s for s in SPECS if s.role == role and s.streams == me.streams]
+    for candidate in same_streams:
+        if candidate.configuration == me.configuration:
+            return Pair(name, candidate.name, exact=True)
+    production = [s for s in same_streams if s.configuration == "production"]
+    return Pair(name, production[0].name, exact=False) if production else None

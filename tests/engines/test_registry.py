@@ -1,0 +1,54 @@
+"""The engine registry is the one place an engine is declared: every part must know each
+engine from it, so a new entry cannot be missing anywhere."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from bench.debug.modes import ENGINE_MODES, MODES
+from bench.engines import ENGINES, create_engine
+from bench.engines.registry import ENGINE_NAMES, REGISTRY, counterpart, engines_where, spec
+from bench.footprint import ENGINE_STACKS
+from bench.report.model import ENGINE_ORDER, family, is_langchain
+from bench.report.palette import STYLES
+
+
+@pytest.mark.parametrize("name", ENGINE_NAMES)
+def test_every_part_knows_the_engine(name: str) -> None:
+    entry = spec(name)
+    engine = create_engine(name)
+    assert engine.name == name  # the adapter says the same name
+    assert bool(getattr(engine, "streams", False)) == entry.streams
+    assert ENGINES[name] == entry.target
+    assert name in ENGINE_ORDER and name in STYLES and name in ENGINE_STACKS
+    assert ENGINE_MODES[name] and set(ENGINE_MODES[name]) <= set(MODES)
+    assert family(name) == entry.family_label
+    assert is_langchain(name) == (entry.family == "langchain")
+    for module in entry.stack:
+        importlib.util.find_spec(module)  # the probe's imports exist here
+
+
+def test_styles_are_distinct_per_engine() -> None:
+    styles = [REGISTRY[n].style for n in ENGINE_NAMES]
+    for field in ("color", "marker", "hatch"):
+        values = [getattr(s, field) for s in styles]
+        assert len(set(values)) == len(values), field
+
+
+def test_every_framework_engine_is_paired_with_a_self_built_one_of_the_same_streaming() -> None:
+    for name in engines_where(role="framework"):
+        pair = counterpart(name)
+        assert pair is not None
+        assert spec(pair.other).role == "self-built"
+        assert spec(pair.other).streams == spec(name).streams
+        assert pair.exact == (spec(pair.other).configuration == spec(name).configuration)
+        assert pair.exact or "does more work" in pair.caveat
+
+
+def test_the_production_scheduler_is_paired_like_for_like() -> None:
+    assert counterpart("lc-create-agent").other == "scheduler-plain"
+    assert counterpart("lc-agentexecutor-nostream").other == "scheduler-plain"
+    assert counterpart("lc-agentexecutor").other == "scheduler-stream"
+    assert not counterpart("lc-agentexecutor").exact
