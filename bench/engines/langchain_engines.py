@@ -239,6 +239,7 @@ class ReactEngine(_ExecutorEngine):
         "langchain_classic AgentExecutor + create_react_agent (text ReAct, hwchase17/react)"
     )
     react = True
+    streams = True  # AgentExecutor streams its agent by default (stream_runnable=True)
 
     def build(self, llm, tools, scenario, settings, history):
         executor = lcb.build_react_executor(

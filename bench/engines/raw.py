@@ -7,10 +7,11 @@ timeout (``asyncio.timeout``) and the run deadline. A tool error, an unknown too
 malformed arguments become an ``Error: ...`` tool message, and the loop goes on. An HTTP
 error from the LLM ends the run as ``failed`` (there is no retry).
 
-With ``RunContext.stream_tokens`` a twin of the loop sends ``"stream": true`` and reads the
+With ``RunContext.stream_tokens`` the loop sends ``"stream": true`` and reads the
 Server-Sent Events itself (content deltas joined, tool-call fragments merged by index):
 the floor of time to first token. ``ttft_ms`` is the time to the first content delta of
-the LLM call that gave the final answer.
+the LLM call that gave the final answer. ``complete`` / ``complete_streamed`` are the only
+transport-specific parts: ``openai-sdk`` (``openai_sdk.py``) replaces them.
 """
 
 from __future__ import annotations
@@ -28,18 +29,21 @@ from bench.mockllm.transport import BASE_URL
 from bench.tools import ScenarioTool, build_tools
 
 
-class _HTTPStatus(Exception):
-    """The LLM answered with an error status (the raw loop does not retry)."""
+class LLMCallFailed(Exception):
+    """The LLM call failed: an error status or a transport error (the floor does not retry)."""
 
 
 @dataclass
 class RawPrepared(Prepared):
-    client: httpx.AsyncClient
+    client: Any  # httpx.AsyncClient (raw) or openai.AsyncOpenAI (openai-sdk)
     url: str
     model: str
     messages: list[dict[str, Any]]
     tool_schemas: list[dict[str, Any]]
     tools: dict[str, ScenarioTool]
+
+
+Message = dict[str, Any]
 
 
 class RawEngine(RecordingEngine):
@@ -56,7 +60,7 @@ class RawEngine(RecordingEngine):
         return RawPrepared(
             ctx=ctx,
             accounting=self.accounting(ctx),
-            client=self.http_client(ctx, "httpx"),
+            client=self.client(ctx, base_url),
             url=base_url.rstrip("/") + "/chat/completions",
             model=f"scenario/{scenario.name}",
             messages=messages,
@@ -64,63 +68,32 @@ class RawEngine(RecordingEngine):
             tools={tool.name: tool for tool in tools},
         )
 
+    def client(self, ctx: Any, base_url: str) -> Any:
+        return self.http_client(ctx, "httpx")
+
     async def execute(self, p: RawPrepared) -> Outcome:
+        complete = self.complete_streamed if p.ctx.stream_tokens else self.complete
         try:
             async with asyncio.timeout(run_timeout_s(p.ctx)) as deadline:
-                if p.ctx.stream_tokens:
-                    return await self._stream_loop(p)
-                return await self._loop(p)
+                return await self._loop(p, complete, stream=p.ctx.stream_tokens)
         except TimeoutError:
             if deadline.expired():
                 return Outcome("aborted", None, "timeout", error="run deadline exceeded")
             raise
 
-    async def _loop(self, p: RawPrepared) -> Outcome:
+    async def _loop(self, p: RawPrepared, complete: Any, *, stream: bool) -> Outcome:
         limits = p.scenario.limits
         messages = list(p.messages)
         body: dict[str, Any] = {"model": p.model, "messages": messages}
-        if p.tool_schemas:
-            body["tools"] = p.tool_schemas
-        for _ in range(limits.max_steps):
-            try:
-                response = await p.client.post(p.url, json=body, timeout=limits.llm_timeout_s)
-            except httpx.HTTPError as exc:
-                return Outcome("failed", None, "llm_error", error=f"{type(exc).__name__}: {exc}")
-            if response.status_code != 200:
-                return Outcome(
-                    "failed",
-                    None,
-                    "llm_error",
-                    error=f"HTTP {response.status_code}: {response.text[:500]}",
-                )
-            message = response.json()["choices"][0]["message"]
-            calls = message.get("tool_calls")
-            if not calls:
-                return Outcome("completed", message.get("content"), "stop")
-            messages.append(
-                {"role": "assistant", "content": message.get("content"), "tool_calls": calls}
-            )
-            results = await asyncio.gather(*(self._call_tool(p, call) for call in calls))
-            messages.extend(
-                {"role": "tool", "tool_call_id": call["id"], "content": result}
-                for call, result in zip(calls, results, strict=True)
-            )
-        return Outcome("aborted", None, "max_steps", error=f"max_steps {limits.max_steps} reached")
-
-    async def _stream_loop(self, p: RawPrepared) -> Outcome:
-        """The same loop, every call streamed (kept apart so the plain loop stays as timed)."""
-        limits = p.scenario.limits
-        messages = list(p.messages)
-        body: dict[str, Any] = {"model": p.model, "messages": messages, "stream": True}
+        if stream:
+            body["stream"] = True
         if p.tool_schemas:
             body["tools"] = p.tool_schemas
         started = time.perf_counter()
         for _ in range(limits.max_steps):
             try:
-                message, first_content_at = await self._post_streamed(p, body)
-            except httpx.HTTPError as exc:
-                return Outcome("failed", None, "llm_error", error=f"{type(exc).__name__}: {exc}")
-            except _HTTPStatus as exc:
+                message, first_content_at = await complete(p, body)
+            except LLMCallFailed as exc:
                 return Outcome("failed", None, "llm_error", error=str(exc))
             calls = message.get("tool_calls")
             if not calls:
@@ -136,20 +109,36 @@ class RawEngine(RecordingEngine):
             )
         return Outcome("aborted", None, "max_steps", error=f"max_steps {limits.max_steps} reached")
 
-    async def _post_streamed(
+    async def complete(self, p: RawPrepared, body: dict[str, Any]) -> tuple[Message, None]:
+        """One plain call: the assistant message."""
+        try:
+            response = await p.client.post(
+                p.url, json=body, timeout=p.scenario.limits.llm_timeout_s
+            )
+        except httpx.HTTPError as exc:
+            raise LLMCallFailed(f"{type(exc).__name__}: {exc}") from exc
+        if response.status_code != 200:
+            raise LLMCallFailed(f"HTTP {response.status_code}: {response.text[:500]}")
+        return response.json()["choices"][0]["message"], None
+
+    async def complete_streamed(
         self, p: RawPrepared, body: dict[str, Any]
-    ) -> tuple[dict[str, Any], float | None]:
+    ) -> tuple[Message, float | None]:
         """One streamed call: the assembled message, and when its first content delta came."""
-        limits = p.scenario.limits
-        parts: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        first_content_at = None
-        async with p.client.stream(
-            "POST", p.url, json=body, timeout=limits.llm_timeout_s
-        ) as response:
+        try:
+            return await self._read_stream(p, body)
+        except httpx.HTTPError as exc:
+            raise LLMCallFailed(f"{type(exc).__name__}: {exc}") from exc
+
+    async def _read_stream(
+        self, p: RawPrepared, body: dict[str, Any]
+    ) -> tuple[Message, float | None]:
+        stream = StreamedMessage()
+        timeout = p.scenario.limits.llm_timeout_s
+        async with p.client.stream("POST", p.url, json=body, timeout=timeout) as response:
             if response.status_code != 200:
                 text = (await response.aread()).decode("utf-8", "replace")
-                raise _HTTPStatus(f"HTTP {response.status_code}: {text[:500]}")
+                raise LLMCallFailed(f"HTTP {response.status_code}: {text[:500]}")
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -157,28 +146,9 @@ class RawEngine(RecordingEngine):
                 if data == "[DONE]":
                     break
                 choices = json.loads(data).get("choices")
-                if not choices:
-                    continue  # the usage chunk
-                delta = choices[0].get("delta") or {}
-                content = delta.get("content")
-                if content:
-                    if first_content_at is None:
-                        first_content_at = time.perf_counter()
-                    parts.append(content)
-                for fragment in delta.get("tool_calls") or ():
-                    call = calls.setdefault(
-                        fragment.get("index", 0),
-                        {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
-                    )
-                    if fragment.get("id"):
-                        call["id"] = fragment["id"]
-                    function = fragment.get("function") or {}
-                    call["function"]["name"] += function.get("name") or ""
-                    call["function"]["arguments"] += function.get("arguments") or ""
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(parts) or None}
-        if calls:
-            message["tool_calls"] = [calls[i] for i in sorted(calls)]
-        return message, first_content_at
+                if choices:  # the usage chunk has none
+                    stream.add(choices[0].get("delta") or {})
+        return stream.message(), stream.first_content_at
 
     async def _call_tool(self, p: RawPrepared, call: dict[str, Any]) -> str:
         function = call["function"]
@@ -200,3 +170,36 @@ class RawEngine(RecordingEngine):
             return f"Error: tool {name!r} timed out after {timeout:g}s"
         except Exception as exc:
             return f"Error: {type(exc).__name__}: {exc}"
+
+
+class StreamedMessage:
+    """An assistant message assembled from streamed deltas (content joined, tool-call
+    fragments merged by index), and when its first content arrived."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.first_content_at: float | None = None
+
+    def add(self, delta: dict[str, Any]) -> None:
+        content = delta.get("content")
+        if content:
+            if self.first_content_at is None:
+                self.first_content_at = time.perf_counter()
+            self.parts.append(content)
+        for fragment in delta.get("tool_calls") or ():
+            call = self.calls.setdefault(
+                fragment.get("index", 0),
+                {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
+            )
+            if fragment.get("id"):
+                call["id"] = fragment["id"]
+            function = fragment.get("function") or {}
+            call["function"]["name"] += function.get("name") or ""
+            call["function"]["arguments"] += function.get("arguments") or ""
+
+    def message(self) -> Message:
+        message: Message = {"role": "assistant", "content": "".join(self.parts) or None}
+        if self.calls:
+            message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+        return message

@@ -1,9 +1,14 @@
-"""``scheduler`` and ``scheduler-stream``: our ``LightweightAgent``, production features on.
+"""``scheduler``, ``scheduler-stream`` and ``scheduler-plain``: our ``LightweightAgent``.
 
-Both build the agent in ``prepare`` with every feature a production deployment would keep:
-the trace (always on), one ``before_tool`` audit hook, the per-tool circuit breaker, the
-repeated-call guard, the exact token budget, per-tool and per-LLM-attempt timeouts, and
-client retries. The scenario's limits map one to one:
+``scheduler`` and ``scheduler-stream`` build the agent in ``prepare`` with every feature a
+production deployment would keep: the trace (always on), a ``before_tool`` audit hook that
+writes one structured record per tool call (read back after each run, so the work is real),
+the per-tool circuit breaker, the repeated-call guard, the exact token budget, human
+confirmation answered by an approver, per-tool and per-LLM-attempt timeouts, and client
+retries. ``scheduler-plain`` is the same loop with those production guards off (no budget,
+breaker, loop guard, confirmation or hook; trace, timeouts and retries kept), so the cost of
+our features is shown the way LangChain's middleware cost is. The scenario's limits map one
+to one:
 
 ==================== =========================================================
 scenario limit        scheduler knob
@@ -20,6 +25,8 @@ require_confirmation  ``ToolSpec(require_confirmation=True)``; the approver answ
 run deadline          ``asyncio.timeout`` around the run (the harness's, as for all)
 ==================== =========================================================
 
+(``scheduler-plain`` keeps only max_steps, the timeouts, the retries and the deadline.)
+
 ``temperature`` is left unset (``AgentConfig`` defaults to 0.1) so the request bodies carry
 the same fields as the other engines'. ``scheduler`` calls ``await agent.run(...)``;
 ``scheduler-stream`` consumes ``agent.stream(...)`` (streamed LLM calls) and measures its
@@ -30,7 +37,7 @@ TTFT: the time to the first ``ContentDelta`` of the step that gave the final ans
 from __future__ import annotations
 
 import asyncio
-import logging
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -48,20 +55,43 @@ class SchedulerPrepared(Prepared):
     user: str
     history: list[dict[str, Any]] | None
     deadline_s: float
+    audit: AuditLog | None
 
 
-_audit = logging.getLogger("schedbench.audit")
+# the scheduler's termination reasons that the harness names otherwise (base.TERMINATIONS)
+_TERMINATIONS = {"repeated_calls": "tool_limit"}
 
 
-def audit_hook(*, state: Any, call: Any, arguments: dict[str, Any]) -> None:
-    """A production-style ``before_tool`` hook: an audit log line, no decision."""
-    _audit.debug("agent %s calls %s", state.agent_name, call.name)
+class AuditLog:
+    """A production-style audit trail: one structured record per tool call, as a service
+    would ship to its log pipeline (serialised here, read back by the engine after each run)."""
+
+    def __init__(self) -> None:
+        self.records: list[str] = []
+
+    def before_tool(self, *, state: Any, call: Any, arguments: dict[str, Any]) -> None:
+        self.records.append(
+            json.dumps(
+                {
+                    "agent": state.agent_name,
+                    "step": state.step,
+                    "tool": call.name,
+                    "call_id": call.id,
+                    "arguments": arguments,
+                },
+                default=str,
+            )
+        )
+
+    def drain(self) -> list[str]:
+        records, self.records = self.records, []
+        return records
 
 
 class SchedulerEngine(RecordingEngine):
     name = "scheduler"
-    description = "our LightweightAgent: trace, hook, breaker, loop guard, token budget on"
-    stream_events = False
+    description = "our LightweightAgent: trace, audit hook, breaker, loop guard, token budget on"
+    production = True
 
     async def prepare(self, ctx: Any) -> SchedulerPrepared:
         scenario = ctx.scenario
@@ -75,31 +105,42 @@ class SchedulerEngine(RecordingEngine):
             http_client=self.http_client(ctx, "httpx"),
             max_retries=limits.max_retries,
         )
+        guards = self.production
+        production_guards = {
+            "token_budget": limits.token_budget,
+            "max_same_tool_calls": limits.max_same_tool_calls,
+            "breaker_threshold": limits.breaker_threshold,
+        }
+        if not guards:
+            production_guards = dict.fromkeys([*production_guards, "max_blocked_calls"])
         config = AgentConfig(
             name=scenario.name,
             system_prompt=scenario.system_prompt,
             temperature=None,
             max_steps=limits.max_steps,
-            token_budget=limits.token_budget,
-            max_same_tool_calls=limits.max_same_tool_calls,
             tool_timeout=limits.tool_timeout_s,
             llm_timeout=limits.llm_timeout_s,
-            breaker_threshold=limits.breaker_threshold,
+            **production_guards,
         )
         tools = build_tools(scenario)
-        approvals = {t.name: t.definition.approval == "approve" for t in tools}
-        agent = LightweightAgent(llm, config, approver=lambda call, **_: approvals[call.name])
+        approver = None
+        if guards:
+            approvals = {t.name: t.definition.approval == "approve" for t in tools}
+            approver = lambda call, **_: approvals[call.name]  # noqa: E731
+        agent = LightweightAgent(llm, config, approver=approver)
         agent.register_tools(
             ToolSpec(
                 name=tool.name,
                 description=tool.description,
                 parameters=tool.parameters,
                 handler=tool.acall,
-                require_confirmation=tool.definition.require_confirmation,
+                require_confirmation=guards and tool.definition.require_confirmation,
             )
             for tool in tools
         )
-        agent.on("before_tool", audit_hook)
+        audit = AuditLog() if guards else None
+        if audit is not None:
+            agent.on("before_tool", audit.before_tool)
         history = [{"role": m.role, "content": m.content} for m in scenario.history] or None
         return SchedulerPrepared(
             ctx=ctx,
@@ -108,6 +149,7 @@ class SchedulerEngine(RecordingEngine):
             user=scenario.user,
             history=history,
             deadline_s=run_timeout_s(ctx),
+            audit=audit,
         )
 
     def before_run(self, p: SchedulerPrepared) -> None:
@@ -125,14 +167,17 @@ class SchedulerEngine(RecordingEngine):
                     "aborted", None, "timeout", error=f"run deadline {p.deadline_s:g}s exceeded"
                 )
             raise
+        extra = {"retries": result.usage.retries, "hook_errors": len(result.hook_errors)}
+        if p.audit is not None:
+            extra["audit_records"] = len(p.audit.drain())
         return Outcome(
             status=result.status.value,
             final_answer=result.content,
-            termination=result.reason.value,
+            termination=_TERMINATIONS.get(result.reason.value, result.reason.value),
             error=result.detail,
             trace=result.trace,  # converted to a dict after the timed region
             ttft_ms=ttft_ms,
-            extra={"retries": result.usage.retries, "hook_errors": len(result.hook_errors)},
+            extra=extra,
         )
 
     async def invoke(self, p: SchedulerPrepared) -> tuple[Any, float | None]:
@@ -159,6 +204,12 @@ async def stream_run(p: SchedulerPrepared) -> tuple[Any, float | None]:
     if first is None or not result.content:
         return result, None
     return result, (first - started) * 1000
+
+
+class SchedulerPlainEngine(SchedulerEngine):
+    name = "scheduler-plain"
+    description = "our LightweightAgent with its production guards off (trace on)"
+    production = False
 
 
 class SchedulerStreamEngine(SchedulerEngine):
