@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -36,11 +35,10 @@ from typing import Any
 
 from bench.recording import ToolExecution, current_log
 from scenarios import Scenario, ToolDef
+from scenarios.tool_results import pad_to_size, result_text
 
-_FILLER = (
-    "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
-    "incididunt ut labore et dolore magna aliqua. "
-)
+__all__ = ["ScenarioTool", "ToolFailure", "build_tools", "pad_to_size", "release_hung_threads"]
+
 _HUNG_THREADS = threading.Event()
 
 
@@ -66,28 +64,6 @@ def _resolve(handler: str) -> Callable[..., Any]:
     return function
 
 
-def _json_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-def pad_to_size(value: Any, size_kb: float) -> str:
-    """``value`` as JSON text padded with a ``padding`` field to ``size_kb`` KiB (UTF-8)."""
-    if isinstance(value, dict):
-        base = dict(value)
-    elif value is None:
-        base = {}
-    else:
-        base = {"result": value}
-    base["padding"] = ""
-    target = int(size_kb * 1024)
-    need = target - len(json.dumps(base, ensure_ascii=False).encode())
-    if need > 0:
-        base["padding"] = (_FILLER * (need // len(_FILLER) + 1))[:need]
-    return json.dumps(base, ensure_ascii=False)
-
-
 class ScenarioTool:
     """One scenario tool: schema plus behaviour, with a sync and an async entry point."""
 
@@ -105,9 +81,7 @@ class ScenarioTool:
             self._result = self._finish(self.behavior.returns)
 
     def _finish(self, value: Any) -> str:
-        if self.behavior.returns_size_kb:
-            return pad_to_size(value, self.behavior.returns_size_kb)
-        return _json_text(value if value is not None else {})
+        return result_text(value, self.behavior.returns_size_kb)
 
     def openai_schema(self) -> dict[str, Any]:
         """The tool as the OpenAI ``tools`` array carries it."""

@@ -88,15 +88,27 @@ def react_tools(tools: Sequence[ToolLike]) -> list[Tool]:
     ``create_react_agent`` hands a tool the raw ``Action Input`` string, and a
     ``StructuredTool`` with a JSON Schema refuses strings, so ReAct users write single-input
     tools that parse their input, and put the expected input in the description (here: the
-    tool's JSON Schema, so the model sees the same schema as with tool calling).
+    tool's JSON Schema, so the model sees the same schema as with tool calling). Input that
+    is not a JSON object is answered as such a tool answers it: with an observation telling
+    the model what was wrong (the parsing is this adapter's, so its failure must not decide
+    how the framework handles malformed calls).
     """
+
+    def parse(tool_input: str) -> dict[str, Any] | str:
+        try:
+            args = json.loads(tool_input)
+        except ValueError as exc:
+            return f"Error: the Action Input is not valid JSON ({exc}); send a JSON object."
+        return args if isinstance(args, dict) else "Error: the Action Input must be a JSON object."
 
     def wrap(tool: ToolLike) -> Tool:
         def run(tool_input: str) -> Any:
-            return tool.call(**json.loads(tool_input))
+            args = parse(tool_input)
+            return args if isinstance(args, str) else tool.call(**args)
 
         async def arun(tool_input: str) -> Any:
-            return await tool.acall(**json.loads(tool_input))
+            args = parse(tool_input)
+            return args if isinstance(args, str) else await tool.acall(**args)
 
         description = (
             f"{tool.description} Input: a JSON object with this JSON Schema: "

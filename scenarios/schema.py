@@ -6,11 +6,20 @@ the limits every engine maps to its own knobs, and what must come out.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from scenarios.tool_results import result_text
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 Status = Literal["completed", "failed", "aborted", "error"]
@@ -79,6 +88,15 @@ class ToolDef(_Strict):
             )
         return schema
 
+    @property
+    def fixed_result(self) -> str | None:
+        """The text a successful call returns, when it is fixed by the behaviour (not for
+        handlers, tools that always raise, or hang)."""
+        b = self.behavior
+        if self.handler is not None or b.raises is not None or b.hangs:
+            return None
+        return result_text(b.returns, b.returns_size_kb)
+
 
 _NULLABLE_KEYWORDS = frozenset({"default", "const", "examples", "enum"})
 
@@ -137,6 +155,14 @@ class Turn(_Strict):
     fault: Fault | None = None
     latency_ms: float | None = Field(default=None, ge=0)
     repeat: bool = False
+    retry: bool = Field(
+        default=False,
+        description=(
+            "the model repeats the previous turn's calls because one of them failed: the "
+            "mock plays this turn only when a result of the previous turn is not the tool's "
+            "scripted result (a retry middleware that already got it skips the turn)"
+        ),
+    )
 
     @model_validator(mode="after")
     def _says_something(self) -> Turn:
@@ -167,27 +193,67 @@ class Limits(_Strict):
     )
 
 
-class ExpectOverride(_Strict):
+STATUSES: tuple[str, ...] = ("completed", "failed", "aborted", "error")
+
+
+def _status_spec(value: Any) -> Any:
+    """A status, or a non-empty list of statuses any of which passes."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ValueError("must be a status or a non-empty list of statuses")
+    for item in items:
+        if item not in STATUSES:
+            raise ValueError("Input should be 'completed', 'failed', 'aborted' or 'error'")
+    return value
+
+
+StatusSpec = Annotated[Any, BeforeValidator(_status_spec)]
+
+
+class _Expectations(_Strict):
+    """What a run must show. *Outcome* fields say what production needs and are judged for
+    every engine by the report's fault matrix; *flow* fields (``llm_calls``, ``tool_calls``,
+    ``tools``) pin the exact path an engine takes and are checked by the tests and the
+    runner's ✗ flag only. The judging itself is ``scenarios.expect.misses``."""
+
+    # outcome
+    status: StatusSpec | None = None
+    termination: str | list[str] | None = Field(
+        default=None, description="the harness's termination names (bench.engines.base)"
+    )
+    final_contains: str | None = None
+    forbidden_tools: list[str] | None = Field(
+        default=None, description="tools that must never run (e.g. an unapproved action)"
+    )
+    max_tool_calls: int | None = Field(default=None, ge=0, description="tool executions at most")
+    max_llm_calls: int | None = Field(default=None, ge=0, description="requests at most")
+    max_request_tokens: int | None = Field(
+        default=None, ge=1, description="no request may carry more prompt tokens than this"
+    )
+    max_tool_ms: float | None = Field(
+        default=None, gt=0, description="every tool execution ends (or is cut) within this"
+    )
+    valid_tool_args: bool | None = Field(
+        default=None, description="true: no tool ran with arguments outside its JSON Schema"
+    )
+    # flow
+    llm_calls: int | None = Field(default=None, ge=0)
+    tool_calls: int | None = Field(default=None, ge=0)
+    tools: list[str] | None = None
+
+
+class ExpectOverride(_Expectations):
     """Per-engine expectations, only where behaviour legitimately differs."""
 
     reason: str = Field(min_length=1, description="why this engine differs")
-    status: Status | None = None
-    llm_calls: int | None = Field(default=None, ge=0)
-    tool_calls: int | None = Field(default=None, ge=0)
-    tools: list[str] | None = None
-    final_contains: str | None = None
-    termination: str | None = None
 
 
-class Expect(_Strict):
+class Expect(_Expectations):
     """What must come out of a run, for every engine unless overridden."""
 
-    status: Status = "completed"
-    llm_calls: int | None = Field(default=None, ge=0)
-    tool_calls: int | None = Field(default=None, ge=0)
-    tools: list[str] | None = None
-    final_contains: str | None = None
-    termination: str | None = None
+    status: StatusSpec = "completed"
     engines: dict[str, ExpectOverride] = Field(default_factory=dict)
 
     def for_engine(self, engine: str) -> dict[str, Any]:
@@ -201,6 +267,25 @@ class Expect(_Strict):
         if override is not None:
             merged.update(override.model_dump(exclude={"reason"}, exclude_unset=True))
         return merged
+
+    def outcome(self) -> dict[str, Any]:
+        """The base expectation's outcome fields: what a production agent must reach."""
+        return self.model_dump(include=OUTCOME_FIELDS)
+
+
+OUTCOME_FIELDS = frozenset(
+    {
+        "status",
+        "termination",
+        "final_contains",
+        "forbidden_tools",
+        "max_tool_calls",
+        "max_llm_calls",
+        "max_request_tokens",
+        "max_tool_ms",
+        "valid_tool_args",
+    }
+)
 
 
 class Scenario(_Strict):
@@ -255,6 +340,11 @@ class Scenario(_Strict):
                 if error is not None:
                     path = "".join(f".{p}" for p in error.absolute_path)
                     raise ValueError(f"{where}.args{path}: {error.message}")
+        for t, turn in enumerate(self.script):
+            if turn.retry and (t == 0 or not self.script[t - 1].tool_calls or not turn.tool_calls):
+                raise ValueError(
+                    f"script[{t}].retry: a retry turn repeats tool calls after a turn with tool calls"
+                )
         last = self.script[-1]
         if last.content is None and not last.repeat and self.expect.status == "completed":
             raise ValueError(

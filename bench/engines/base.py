@@ -19,6 +19,26 @@ from scenarios import Scenario
 RunStatus = Literal["completed", "failed", "aborted", "error"]
 TransportName = Literal["inprocess", "loopback"]
 
+# How a run ended, in the harness's words. Every engine maps its framework's own exits
+# (sentinel strings, exceptions, middleware endings, our scheduler's enum) onto these, so a
+# scenario's expectations judge what happened, not one framework's vocabulary.
+TERMINATIONS: dict[str, str] = {
+    "stop": "the model gave its final answer",
+    "max_steps": "a limit on LLM calls / iterations ended the run",
+    "tool_limit": "a tool-call guard (a repeated-call detector or a call cap) ended the run",
+    "token_budget": "a token budget ended the run before an oversized request was sent",
+    "timeout": "the run deadline ended the run",
+    "cancelled": "the run was cancelled",
+    "llm_error": "the LLM kept failing (after the client's retries)",
+    "tool_error": "a tool's exception ended the run",
+    "parse_error": "the model's text could not be parsed (ReAct)",
+    "invalid_tool_call": "the run ended on a tool call whose arguments did not parse",
+    "empty_answer": "the run returned an empty answer",
+    "length": "the model's output limit cut the answer",
+    "content_filter": "the provider's filter withheld the answer",
+    "hook_error": "a hook of ours raised and failed the run",
+}
+
 
 @dataclass(frozen=True)
 class ToolCallRecord:
@@ -57,6 +77,7 @@ class RunRecord:
     # stream_tokens runs: the mock latency and tool time before the first answer token could
     # reach this engine, for the requests it really sent (its protocol, streamed or not)
     scripted_ttft_ms: float | None = None
+    request_tokens: list[int] = field(default_factory=list)  # prompt tokens billed per request
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -74,6 +74,7 @@ class Accounting:
         answer token, and the tool time."""
         chat = [x for x in log.exchanges if x.path.endswith(CHAT_PATH_SUFFIX)]
         bodies: list[Any] = []
+        request_tokens: list[int] = []
         prompt = completion = 0
         latency_s = 0.0
         before_last_s = last_ttft_s = None
@@ -86,6 +87,7 @@ class Accounting:
             bodies.append(body)
             reply = self._replay.handle(exchange.body)
             billed = self._replay.requests[-1]
+            request_tokens.append(billed.prompt_tokens)
             prompt += billed.prompt_tokens
             if exchange.status == 200:
                 completion += billed.completion_tokens
@@ -103,6 +105,7 @@ class Accounting:
         counted: dict[str, Any] = {
             "llm_calls": len(chat),
             "requests": bodies,
+            "request_tokens": request_tokens,
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "mock_latency_ms": latency_s * 1000,
@@ -216,6 +219,7 @@ class RecordingEngine(Engine):
                 prompt_tokens=0,
                 completion_tokens=0,
                 requests=[],
+                request_tokens=[],
                 termination=type(exc).__name__,
                 error=f"accounting failed: {type(exc).__name__}: {exc}",
             )
@@ -238,6 +242,7 @@ class RecordingEngine(Engine):
             prompt_tokens=counted["prompt_tokens"],
             completion_tokens=counted["completion_tokens"],
             requests=counted["requests"],
+            request_tokens=counted["request_tokens"],
             termination=outcome.termination,
             debug_output=outcome.debug_output,
             trace=outcome.trace.to_dict() if hasattr(outcome.trace, "to_dict") else outcome.trace,

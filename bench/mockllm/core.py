@@ -17,13 +17,19 @@ from typing import Any
 
 from bench.mockllm import sse
 from bench.mockllm.latency import LatencyProfile
-from bench.mockllm.protocols import Completion, Protocol, detect_protocol, render, turn_index
+from bench.mockllm.protocols import (
+    Completion,
+    Protocol,
+    detect_protocol,
+    render,
+    script_position,
+)
+from bench.mockllm.tokens import REPLY_PRIMING, message_tokens, text_tokens
+from bench.mockllm.tokens import tools_tokens as tools_tokens_of
 from scenarios import Scenario, Turn, load_scenarios
-from scheduler.tokens import count_message_tokens, count_text_tokens, count_tools_tokens
 
 MODEL_PREFIX = "scenario/"
 FORCED_TEXT = "I could not finish with the tools available; here is what I found so far."
-_REPLY_PRIMING = 3
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,8 @@ class MockLLM:
         self._fault_hits: dict[tuple[str, int], int] = {}
         self._fault_lock = threading.Lock()
         self._tools_tokens: dict[str, int] = {}
-        self._completions: dict[tuple[str, Protocol, int, bool], tuple[Completion, int]] = {}
+        self._completions: dict[tuple[str, Protocol, int, int, bool], tuple[Completion, int]] = {}
+        self._results: dict[str, dict[str, str]] = {}  # scenario -> tool -> fixed result
 
     def reset(self) -> None:
         """Forget recorded requests and fault counters."""
@@ -142,7 +149,7 @@ class MockLLM:
             )
         protocol = detect_protocol(body)
         script = scenario.script if protocol == "tools" else scenario.react_script()
-        index = turn_index(messages, protocol)
+        index, answered = script_position(messages, protocol, script, self._fixed_results(scenario))
         if index >= len(script):
             if not script[-1].repeat:
                 return self._finish(
@@ -179,7 +186,7 @@ class MockLLM:
                     return self._finish((name, index, protocol, False), body, reply, prompt_tokens)
                 fault_delay = turn.fault.delay_s or 0.0
         completion, completion_tokens = self._completion(
-            scenario, protocol, index, turn, forced_text
+            scenario, protocol, index, answered, turn, forced_text
         )
         stream = bool(body.get("stream"))
         # jitter is keyed by the turn, not the body: every engine gets the same delay
@@ -223,19 +230,33 @@ class MockLLM:
             key = json.dumps(tools, sort_keys=True)
             tools_tokens = self._tools_tokens.get(key)
             if tools_tokens is None:
-                tools_tokens = self._tools_tokens[key] = count_tools_tokens(tools)
-        return sum(count_message_tokens(m) for m in messages) + tools_tokens + _REPLY_PRIMING
+                tools_tokens = self._tools_tokens[key] = tools_tokens_of(tools)
+        return sum(message_tokens(m) for m in messages) + tools_tokens + REPLY_PRIMING
+
+    def _fixed_results(self, scenario: Scenario) -> dict[str, str]:
+        results = self._results.get(scenario.name)
+        if results is None:
+            results = self._results[scenario.name] = {
+                tool.name: text for tool in scenario.tools if (text := tool.fixed_result)
+            }
+        return results
 
     def _completion(
-        self, scenario: Scenario, protocol: Protocol, index: int, turn: Any, forced_text: bool
+        self,
+        scenario: Scenario,
+        protocol: Protocol,
+        index: int,
+        answered: int,
+        turn: Any,
+        forced_text: bool,
     ) -> tuple[Completion, int]:
-        key = (scenario.name, protocol, index, forced_text)
+        key = (scenario.name, protocol, index, answered, forced_text)
         cached = self._completions.get(key)
         if cached is None:
-            completion = render(turn, index, protocol)
+            completion = render(turn, answered, protocol)
             cached = self._completions[key] = (
                 completion,
-                count_text_tokens(completion.text_for_usage),
+                text_tokens(completion.text_for_usage),
             )
         return cached
 

@@ -37,7 +37,7 @@ def _text(content: Any) -> str:
 
 
 def turn_index(messages: list[dict[str, Any]], protocol: Protocol) -> int:
-    """Which scripted turn a request asks for, from its messages alone (stateless).
+    """How many answers the conversation already holds, from its messages alone (stateless).
 
     Tool-calling protocols: assistant messages after the last user message. ReAct: the
     ``Observation:`` markers after the last ``Question:`` of the conversation's text.
@@ -50,14 +50,63 @@ def turn_index(messages: list[dict[str, Any]], protocol: Protocol) -> int:
     return sum(1 for m in messages[last_user + 1 :] if m.get("role") == "assistant")
 
 
+def _results_per_answer(messages: list[dict[str, Any]], protocol: Protocol) -> list[list[str]]:
+    """For each answer already in the conversation, the texts of the tool results that
+    followed it (tool messages; ReAct: the text after each ``Observation:``)."""
+    if protocol == "react":
+        text = "\n".join(_text(m.get("content")) for m in messages)
+        start = text.rfind(_QUESTION)
+        segments = text[start if start >= 0 else 0 :].split(_OBSERVATION)[1:]
+        return [[segment] for segment in segments]
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    answers: list[list[str]] = []
+    for message in messages[last_user + 1 :]:
+        role = message.get("role")
+        if role == "assistant":
+            answers.append([])
+        elif role in ("tool", "function") and answers:
+            answers[-1].append(_text(message.get("content")))
+    return answers
+
+
+def script_position(
+    messages: list[dict[str, Any]], protocol: Protocol, script: list[Turn], results: dict[str, str]
+) -> tuple[int, int]:
+    """Which scripted turn a request asks for, and how many answers precede it.
+
+    Each answer in the conversation consumed one turn. A turn marked ``retry`` (the model
+    repeating calls that failed) is skipped when every result of the turn before it is the
+    tool's scripted result (``results``: tool name -> its fixed result text): a client that
+    already retried inside the tool (a retry middleware) got the answer, and the model moves
+    on. The index may run past the script; the caller applies ``repeat``.
+    """
+    answered = turn_index(messages, protocol)
+    if not any(turn.retry for turn in script):
+        return answered, answered
+    position = 0
+    for texts in _results_per_answer(messages, protocol)[:answered]:
+        played = script[min(position, len(script) - 1)]
+        position += 1
+        names = [call.name for call in played.tool_calls]
+        succeeded = len(texts) >= len(names) and all(
+            results.get(name) is not None and results[name] in text
+            for name, text in zip(names, texts, strict=False)
+        )
+        while position < len(script) and script[position].retry and succeeded:
+            position += 1
+    return position, answered
+
+
 def call_arguments(call: ScriptToolCall) -> str:
     if call.raw_arguments is not None:
         return call.raw_arguments
     return json.dumps(call.args, ensure_ascii=False)
 
 
-def call_id(turn: int, index: int, call: ScriptToolCall) -> str:
-    return call.id or f"call_t{turn}_{index}"
+def call_id(answered: int, index: int, call: ScriptToolCall) -> str:
+    """A tool-call id unique within a conversation: the i-th call of the n-th answer (a
+    repeating turn gets new ids each time, as a real model's calls would)."""
+    return call.id or f"call_t{answered}_{index}"
 
 
 @dataclass(frozen=True)
@@ -77,8 +126,9 @@ def react_text(turn: Turn) -> str:
     return f"Thought: I now know the final answer.\nFinal Answer: {turn.content}"
 
 
-def render(turn: Turn, index: int, protocol: Protocol) -> Completion:
-    """The assistant message for one turn in the given protocol."""
+def render(turn: Turn, answered: int, protocol: Protocol) -> Completion:
+    """The assistant message for one turn in the given protocol (``answered``: answers
+    before this one in the conversation, which makes the tool-call ids unique)."""
     if protocol == "react":
         text = react_text(turn)
         return Completion({"role": "assistant", "content": text}, "stop", text)
@@ -96,7 +146,7 @@ def render(turn: Turn, index: int, protocol: Protocol) -> Completion:
         return Completion(message, "function_call", (turn.content or "") + call.name + arguments)
     calls = [
         {
-            "id": call_id(index, i, call),
+            "id": call_id(answered, i, call),
             "type": "function",
             "function": {"name": call.name, "arguments": call_arguments(call)},
         }

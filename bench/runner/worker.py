@@ -50,13 +50,16 @@ import traceback  # noqa: E402
 from collections import Counter  # noqa: E402
 from typing import IO, Any  # noqa: E402
 
+from jsonschema import Draft202012Validator  # noqa: E402
+
 from bench.engines.base import RunContext, RunRecord  # noqa: E402
 from bench.mockllm import LatencyProfile, MockLLM  # noqa: E402
+from bench.mockllm.tokens import request_tokens  # noqa: E402
 from bench.mockllm.transport import BASE_URL  # noqa: E402
 from bench.runner.registry import create_engine  # noqa: E402
 from bench.ttft import scripted_floor_ms  # noqa: E402
 from scenarios import Scenario, load_scenarios  # noqa: E402
-from scheduler.tokens import count_request_tokens  # noqa: E402
+from scenarios.expect import misses  # noqa: E402
 
 MAX_ERROR_CHARS = 2000
 MAX_ANSWER_CHARS = 500
@@ -82,48 +85,30 @@ def gc_collections() -> int:
     return sum(generation["collections"] for generation in gc.get_stats())
 
 
-_TOKEN_CACHE: dict[str, int] = {}
-
-
-def request_prompt_tokens(body: Any) -> int | None:
-    """Prompt tokens of one request body, counted as the mock counts them (cached)."""
-    if isinstance(body, bytes | str):
-        try:
-            body = json.loads(body)
-        except ValueError:
-            return None
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-        return None
-    key = json.dumps(body, sort_keys=True, default=str)
-    tokens = _TOKEN_CACHE.get(key)
-    if tokens is None:
-        tools = body.get("tools") or body.get("functions")
-        tokens = _TOKEN_CACHE[key] = count_request_tokens(body["messages"], tools)
-    return tokens
+def observed(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
+    """What a run showed, in the terms expectations are judged in (``scenarios.expect``)."""
+    schemas = {tool.name: tool.parameters for tool in scenario.tools}
+    invalid = 0
+    for tool in record.tools:
+        schema = schemas.get(tool.name)
+        if schema is not None and not Draft202012Validator(schema).is_valid(tool.args):
+            invalid += 1
+    return {
+        "status": record.status,
+        "termination": record.termination,
+        "final_answer": record.final_answer,
+        "llm_calls": record.llm_calls,
+        "tool_calls": record.tool_calls,
+        "tools": [t.name for t in record.tools],
+        "max_request_tokens": max(record.request_tokens, default=None),
+        "max_tool_ms": max((t.duration_ms for t in record.tools), default=None),
+        "invalid_tool_args": invalid,
+    }
 
 
 def expectation_failures(scenario: Scenario, engine: str, record: RunRecord) -> list[str]:
     """How a run differs from the scenario's ``expect`` for this engine (empty: as expected)."""
-    expect = scenario.expect.for_engine(engine)
-    failures = []
-    if record.status != expect["status"]:
-        failures.append(f"status {record.status} != {expect['status']}")
-    for name in ("llm_calls", "tool_calls"):
-        want = expect.get(name)
-        if want is not None and getattr(record, name) != want:
-            failures.append(f"{name} {getattr(record, name)} != {want}")
-    want_tools = expect.get("tools")
-    if want_tools is not None:
-        got = [t.name for t in record.tools]
-        if Counter(got) != Counter(want_tools):
-            failures.append(f"tools {got} != {want_tools}")
-    contains = expect.get("final_contains")
-    if contains is not None and contains not in (record.final_answer or ""):
-        failures.append(f"final answer lacks {contains!r}")
-    termination = expect.get("termination")
-    if termination is not None and record.termination != termination:
-        failures.append(f"termination {record.termination} != {termination}")
-    return failures
+    return misses(scenario.expect.for_engine(engine), observed(record, scenario))
 
 
 def _truncate(text: str | None, limit: int) -> str | None:
@@ -142,7 +127,8 @@ def record_row(
     """The runs.jsonl fields measured by the worker (the parent adds the identifying ones)."""
     steps = record.llm_calls
     overhead = record.overhead_ms
-    failures = expectation_failures(scenario, engine, record)
+    seen = observed(record, scenario)
+    failures = misses(scenario.expect.for_engine(engine), seen)
     return {
         "status": record.status,
         "termination": record.termination,
@@ -150,8 +136,11 @@ def record_row(
         "final_answer": _truncate(record.final_answer, MAX_ANSWER_CHARS),
         "llm_calls": record.llm_calls,
         "tool_calls": record.tool_calls,
-        "tools": [t.name for t in record.tools],
+        "tools": seen["tools"],
         "tool_errors": sum(1 for t in record.tools if not t.ok),
+        "max_request_tokens": seen["max_request_tokens"],
+        "max_tool_ms": seen["max_tool_ms"],
+        "invalid_tool_args": seen["invalid_tool_args"],
         "wall_ms": record.wall_ms,
         "cpu_ms": record.cpu_ms,
         "outer_ms": outer_ms,
@@ -163,7 +152,7 @@ def record_row(
         "prompt_tokens": record.prompt_tokens,
         "completion_tokens": record.completion_tokens,
         "request_count": len(record.requests or ()),
-        "request_prompt_tokens": [request_prompt_tokens(b) for b in record.requests or ()],
+        "request_prompt_tokens": list(record.request_tokens),
         "gc_collections": collections,
         "expect_ok": not failures,
         "expect_failures": failures,
@@ -436,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         scenarios = load_scenarios(args.scenario_dir)
         # the harness's own one-off costs land before the baseline: the tokenizer's tables
-        count_request_tokens([{"role": "user", "content": "warm up"}])
+        request_tokens([{"role": "user", "content": "warm up"}])
         harness_modules = len(sys.modules)
         rss_before = rss_mb()
         start = time.perf_counter()

@@ -29,7 +29,7 @@ async def test_streamed_run_meets_expectations_and_times_the_first_token(
 ):
     scenario = scenarios[scenario_name]
     record = await run_once(engines[engine_name], scenario, mock, stream_tokens=True)
-    assert check(record, scenario) == {}, f"error={record.error!r}"
+    assert check(record, scenario) == [], f"error={record.error!r}"
     assert record.final_answer.endswith(scenario.script[-1].content.strip()[-40:])
     assert record.ttft_ms is not None and 0 < record.ttft_ms <= record.wall_ms
     assert record.scripted_ttft_ms is not None and record.scripted_ttft_ms >= 0

@@ -54,6 +54,7 @@ class FakeRaw(Engine):
         ]
         schemas = [t.openai_schema() for t in tools.values()]
         bodies, llm_calls, prompt, completion = [], 0, 0, 0
+        request_tokens: list[int] = []
         status, final, error, termination = "failed", None, None, "max_steps"
         try:
             for _ in range(scenario.limits.max_steps):
@@ -68,6 +69,7 @@ class FakeRaw(Engine):
                 response.raise_for_status()
                 data = response.json()
                 prompt += data["usage"]["prompt_tokens"]
+                request_tokens.append(data["usage"]["prompt_tokens"])
                 completion += data["usage"]["completion_tokens"]
                 message = data["choices"][0]["message"]
                 messages.append(message)
@@ -97,6 +99,7 @@ class FakeRaw(Engine):
             prompt_tokens=prompt,
             completion_tokens=completion,
             requests=bodies,
+            request_tokens=request_tokens,
             termination=termination,
             error=error,
             tool_ms=log.tool_time_ms(),

@@ -39,7 +39,7 @@ async def test_repeated_call_is_blocked_then_the_run_aborts(harness_factory):
     # the LLM was told, in the tool message, instead of the tool running
     assert result.messages[7] == {
         "role": "tool",
-        "tool_call_id": "call_t0_0",
+        "tool_call_id": "call_t2_0",
         "content": (
             "Error: 'search' was already called 2 times with these same arguments (limit 2); its results "
             "are above. Do not repeat this call: use what you have or try different arguments."
