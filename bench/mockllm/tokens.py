@@ -1,6 +1,6 @@
 """How the mock bills a chat request: the referee's own token counting.
 
-The mock never uses a contestant's code (the scheduler has a counter of its own), so the two
+The mock never uses a contestant's code (the self-built engine has a counter of its own), so the two
 can disagree and a bug in either shows. The rules are OpenAI's published ones for chat
 requests: each message costs 3 tokens of framing plus its text (1 more for a ``name``), the
 reply is primed with 3, and function (tool) definitions follow the OpenAI cookbook's
