@@ -61,6 +61,11 @@ class EngineSpec:
     # Python run by the probe after the imports: what the default configuration loads on
     # first use (the scheduler's exact token budget loads tiktoken's encoding)
     probe_warmup: str = ""
+    # a variant measured for its outcomes only (fault scenarios, few runs, no timing tables):
+    # e.g. a production configuration with its custom code removed, to split what the
+    # framework's built-ins achieve from what the custom code adds
+    outcome_only: bool = False
+    variant_of: str | None = None  # the engine this is a reduced variant of
 
     @property
     def role_label(self) -> str:
