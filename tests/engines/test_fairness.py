@@ -1,4 +1,4 @@
-"""The fairness check behind every token-overhead figure: on customer_returns, each
+"""The fairness check behind every token-overhead figure: on every happy-path scenario, each
 tool-calling engine sends the LLM the same messages and tool schemas as ``raw``.
 
 Normalisation, and why each step is legitimate:
@@ -24,17 +24,21 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from bench.engines.registry import engines_where, spec
+from scenarios import load_scenarios
 from tests.engines.conftest import run_once
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
+# every engine of the registry that asks for tools with tool calling (not text ReAct)
 TOOL_CALLING_ENGINES = [
-    "scheduler",
-    "scheduler-stream",
-    "lc-agentexecutor",
-    "lc-agentexecutor-nostream",
-    "lc-create-agent",
+    name
+    for name in engines_where(protocol="tools")
+    if name != "raw" and not spec(name).outcome_only
 ]
+HAPPY_PATHS = sorted(
+    name for name, scenario in load_scenarios().items() if "happy-path" in scenario.tags
+)
 TRANSPORT_ONLY = {"stream", "stream_options"}
 
 
@@ -75,22 +79,29 @@ async def raw_bodies(engines, scenarios, mock) -> list[dict[str, Any]]:
     return record.requests
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def raw_runs(engines, scenarios, mock) -> dict[str, Any]:
+    """raw's run of every happy-path scenario."""
+    runs = {name: await run_once(engines["raw"], scenarios[name], mock) for name in HAPPY_PATHS}
+    assert {run.status for run in runs.values()} == {"completed"}
+    return runs
+
+
 async def test_raw_sends_model_messages_and_tools_only(raw_bodies):
     assert [sorted(body) for body in raw_bodies] == [["messages", "model", "tools"]] * 3
     assert [len(body["messages"]) for body in raw_bodies] == [2, 4, 6]
 
 
+@pytest.mark.parametrize("scenario_name", HAPPY_PATHS)
 @pytest.mark.parametrize("engine_name", TOOL_CALLING_ENGINES)
-async def test_engine_sends_what_raw_sends(engine_name, engines, scenarios, mock, raw_bodies):
-    record = await run_once(engines[engine_name], scenarios["customer_returns"], mock)
+async def test_engine_sends_what_raw_sends(
+    engine_name, scenario_name, engines, scenarios, mock, raw_runs
+):
+    raw = raw_runs[scenario_name]
+    record = await run_once(engines[engine_name], scenarios[scenario_name], mock)
     assert record.status == "completed", record.error
-    assert [normalise(body) for body in record.requests] == [normalise(body) for body in raw_bodies]
-
-
-@pytest.mark.parametrize("engine_name", TOOL_CALLING_ENGINES)
-async def test_same_bodies_mean_same_tokens(engine_name, engines, scenarios, mock, raw_bodies):
-    raw = await run_once(engines["raw"], scenarios["customer_returns"], mock)
-    record = await run_once(engines[engine_name], scenarios["customer_returns"], mock)
+    assert [normalise(body) for body in record.requests] == [normalise(b) for b in raw.requests]
+    # the same bodies are billed the same tokens
     assert (record.prompt_tokens, record.completion_tokens) == (
         raw.prompt_tokens,
         raw.completion_tokens,
