@@ -22,6 +22,7 @@ from pydantic import (
 from scenarios.tool_results import result_text
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+FAULT_TAGS = frozenset({"fault", "failure"})
 Status = Literal["completed", "failed", "aborted", "error"]
 
 
@@ -305,6 +306,11 @@ class Scenario(_Strict):
     @property
     def tool_map(self) -> dict[str, ToolDef]:
         return {tool.name: tool for tool in self.tools}
+
+    @property
+    def is_fault(self) -> bool:
+        """A failure scenario (tagged ``fault`` or ``failure``): judged by its outcome."""
+        return bool(FAULT_TAGS & set(self.tags))
 
     @model_validator(mode="after")
     def _cross_check(self) -> Scenario:

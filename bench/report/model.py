@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from bench.engines.registry import ENGINE_NAMES, REGISTRY, engines_where
+from scenarios.schema import FAULT_TAGS as FAULT_TAGS
 
 RUN_COLUMNS: dict[str, str] = {
     "engine": "engine name",
@@ -109,7 +110,6 @@ CODE_SIZE_COLUMNS: dict[str, str] = {
     "lines": "code lines: not blank, not comments, not docstrings",
 }
 
-FAULT_TAGS = frozenset({"fault", "failure"})
 
 # Engines, in the order every table and chart uses (the registry's order).
 RAW = "raw"

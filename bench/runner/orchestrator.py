@@ -43,6 +43,7 @@ from bench.runner.plan import (
     build_ttft_plan,
     ceil_div,
     estimate_run_s,
+    measured,
     pick_reference,
     rotate,
     ttft_scenario,
@@ -360,7 +361,7 @@ class Orchestrator:
         engine using it."""
         Stack = tuple[tuple[str, ...], str]
         stacks: dict[Stack, list[str]] = {}
-        for engine in self.config.engines:
+        for engine in measured(self.config.engines):
             if engine in ENGINE_STACKS:
                 key = (ENGINE_STACKS[engine], ENGINE_WARMUPS.get(engine, ""))
                 stacks.setdefault(key, []).append(engine)
@@ -572,7 +573,7 @@ class Orchestrator:
         for profile in config.throughput_profiles:
             run_s = estimate_run_s(self.scenarios[scenario], profile.latency)
             for i, level in enumerate(config.concurrency):
-                for engine in rotate(config.engines, i):
+                for engine in rotate(measured(config.engines), i):
                     key = (engine, scenario, profile.latency, config.transport, level)
                     if key in done:
                         continue

@@ -73,6 +73,8 @@ class RunConfig:
     ttft_latency: str = "ttft"  # a LatencyProfile name (bench.mockllm.latency)
     ttft_repeat: int = 10  # timed runs per engine
     ttft_warmup: int = 2  # discarded runs before them
+    # outcome-only engines (the registry's reduced variants): fault scenarios, this many runs
+    outcome_repeat: int = 3
 
     @classmethod
     def quick_defaults(cls) -> dict[str, Any]:
@@ -234,6 +236,7 @@ def build_plan(
     """
     done = done or {}
     plan = Plan(config)
+    reduced = set(outcome_only(config.engines))
     per_round: dict[tuple[str, str], list[list[int]]] = {}
     for name in config.scenarios:
         for latency in config.latencies:
@@ -257,12 +260,30 @@ def build_plan(
                 for engine in rotate(config.engines, r + s):
                     finished = done.get((engine, name, latency, r), set())
                     todo = tuple(i for i in indices if i not in finished)
+                    if engine in reduced:
+                        if not scenarios[name].is_fault:
+                            continue
+                        todo = tuple(i for i in todo if i < config.outcome_repeat)
                     if not todo:
                         continue
                     plan.batches.append(
                         Batch(r, engine, name, latency, warmup_for(est, config), todo, est)
                     )
     return plan
+
+
+def outcome_only(engines: tuple[str, ...]) -> tuple[str, ...]:
+    """The engines measured for their outcomes only (fault scenarios of the suite, no
+    throughput, TTFT or footprint phases): the registry says which."""
+    from bench.engines.registry import REGISTRY
+
+    return tuple(e for e in engines if e in REGISTRY and REGISTRY[e].outcome_only)
+
+
+def measured(engines: tuple[str, ...]) -> tuple[str, ...]:
+    """The engines every phase measures (all but the outcome-only ones)."""
+    reduced = set(outcome_only(engines))
+    return tuple(e for e in engines if e not in reduced)
 
 
 def ttft_scenario(config: RunConfig, available: Mapping[str, Scenario]) -> str | None:
@@ -294,7 +315,7 @@ def build_ttft_plan(
     done = done or {}
     est = ttft_run_s(scenarios[name], config.ttft_latency)
     batches = []
-    for engine in config.engines:
+    for engine in measured(config.engines):
         todo = tuple(i for i in range(config.ttft_repeat) if i not in done.get(engine, set()))
         if todo:
             last_round = config.rounds - 1
@@ -332,6 +353,8 @@ __all__ = [
     "build_ttft_plan",
     "ceil_div",
     "estimate_run_s",
+    "measured",
+    "outcome_only",
     "pick_reference",
     "repeats_for",
     "rotate",

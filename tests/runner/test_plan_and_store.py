@@ -146,3 +146,25 @@ def test_progress_lines_say_what_runs_and_what_is_left():
     lines = stream.getvalue().splitlines()
     assert lines[0] == "[suite] 4 runs planned, ~0:10 estimated"
     assert lines[1].startswith("[suite]  25% round 1/2 · raw · single_tool: 3 runs left, ETA ")
+
+
+def test_outcome_only_engines_run_the_fault_scenarios_a_few_times(monkeypatch):
+    from dataclasses import replace
+
+    from bench.engines import registry
+    from bench.runner.plan import measured
+
+    variant = replace(registry.REGISTRY["raw"], name="raw-reduced", outcome_only=True)
+    monkeypatch.setitem(registry.REGISTRY, "raw-reduced", variant)
+    builtin = load_scenarios()
+    names = ("customer_returns", "tool_flaky", "llm_rate_limit")
+    config = RunConfig(engines=("raw", "raw-reduced"), scenarios=names, repeat=10, rounds=5)
+    plan = build_plan(config, builtin)
+    reduced = [b for b in plan.batches if b.engine == "raw-reduced"]
+    assert {b.scenario for b in reduced} == {"tool_flaky", "llm_rate_limit"}  # faults only
+    for scenario in ("tool_flaky", "llm_rate_limit"):
+        repeats = sorted(i for b in reduced if b.scenario == scenario for i in b.repeats)
+        assert repeats == [0, 1, 2]  # config.outcome_repeat
+    full = [b for b in plan.batches if b.engine == "raw"]
+    assert sum(len(b.repeats) for b in full) == 10 * len(names)
+    assert measured(config.engines) == ("raw",)  # no throughput / TTFT / footprint phases
