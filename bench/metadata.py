@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench import codesize
+
 # every distribution whose version can move a number in the report
 PACKAGES = (
     "schedbench",
@@ -132,6 +134,7 @@ def collect(*, run_id: str, config: dict[str, Any], schema_version: int) -> dict
         "python": python_info(),
         "machine": machine(),
         "git": git_state(),
+        "code_size": codesize.measure(),
         "started_at": now_iso(),
         "ended_at": None,
         "resumed_at": [],

@@ -66,6 +66,10 @@ class EngineSpec:
     # framework's built-ins achieve from what the custom code adds
     outcome_only: bool = False
     variant_of: str | None = None  # the engine this is a reduced variant of
+    # production engines: the code of their configuration, as (part, target) with part
+    # "built-in" (the framework's own features, configured) or "custom" (code its users
+    # write); targets as bench.codesize reads them (file, directory or file.py::name)
+    config_code: tuple[tuple[str, str], ...] = ()
 
     @property
     def role_label(self) -> str:
@@ -80,6 +84,11 @@ _LC_GRAPH_MODES = ("set-debug", "graph-debug", "stream-debug", "run-tree")
 _SCHEDULER_MODES = ("tree", "json")
 _SCHEDULER_STACK = ("scheduler", "httpx")
 _SCHEDULER_WARMUP = "import scheduler.tokens as t; t.count_text_tokens('probe')"
+_SCHEDULER_CONFIG = (
+    ("built-in", "bench/engines/scheduler_engine.py::production_guards"),
+    ("custom", "bench/engines/scheduler_engine.py::scripted_approver"),
+    ("custom", "bench/engines/scheduler_engine.py::AuditLog"),
+)
 _EXECUTOR_STACK = ("langchain_classic.agents", "langchain_openai")
 _GRAPH_STACK = ("langchain.agents", "langchain_openai")
 
@@ -136,6 +145,7 @@ SPECS: tuple[EngineSpec, ...] = (
         _SCHEDULER_MODES,
         EngineStyle("#0072B2", "s", "//", "-"),
         probe_warmup=_SCHEDULER_WARMUP,
+        config_code=_SCHEDULER_CONFIG,
     ),
     EngineSpec(
         "scheduler-stream",

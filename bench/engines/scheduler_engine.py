@@ -62,6 +62,31 @@ class SchedulerPrepared(Prepared):
 _TERMINATIONS = {"repeated_calls": "tool_limit"}
 
 
+def production_guards(limits: Any) -> dict[str, Any]:
+    """The scheduler's built-in production guards, configured from the scenario's limits
+    (``scheduler-plain`` runs with all of them off)."""
+    return {
+        "token_budget": limits.token_budget,
+        "max_same_tool_calls": limits.max_same_tool_calls,
+        "breaker_threshold": limits.breaker_threshold,
+    }
+
+
+PLAIN = dict.fromkeys(
+    ("token_budget", "max_same_tool_calls", "breaker_threshold", "max_blocked_calls")
+)
+
+
+def scripted_approver(tools: list[Any]) -> Any:
+    """The approver a service writes: here it answers with each tool's scripted approval."""
+    approvals = {tool.name: tool.definition.approval == "approve" for tool in tools}
+
+    def approve(call: Any, **_: Any) -> bool:
+        return approvals[call.name]
+
+    return approve
+
+
 class AuditLog:
     """A production-style audit trail: one structured record per tool call, as a service
     would ship to its log pipeline (serialised here, read back by the engine after each run)."""
@@ -106,13 +131,6 @@ class SchedulerEngine(RecordingEngine):
             max_retries=limits.max_retries,
         )
         guards = self.production
-        production_guards = {
-            "token_budget": limits.token_budget,
-            "max_same_tool_calls": limits.max_same_tool_calls,
-            "breaker_threshold": limits.breaker_threshold,
-        }
-        if not guards:
-            production_guards = dict.fromkeys([*production_guards, "max_blocked_calls"])
         config = AgentConfig(
             name=scenario.name,
             system_prompt=scenario.system_prompt,
@@ -120,14 +138,10 @@ class SchedulerEngine(RecordingEngine):
             max_steps=limits.max_steps,
             tool_timeout=limits.tool_timeout_s,
             llm_timeout=limits.llm_timeout_s,
-            **production_guards,
+            **(production_guards(limits) if guards else PLAIN),
         )
         tools = build_tools(scenario)
-        approver = None
-        if guards:
-            approvals = {t.name: t.definition.approval == "approve" for t in tools}
-            approver = lambda call, **_: approvals[call.name]  # noqa: E731
-        agent = LightweightAgent(llm, config, approver=approver)
+        agent = LightweightAgent(llm, config, approver=scripted_approver(tools) if guards else None)
         agent.register_tools(
             ToolSpec(
                 name=tool.name,
