@@ -29,6 +29,8 @@ test: install lint
 # every scenario in isolated workers, score the debug modes, write the decision report.
 # An incomplete run (a crashed worker) still gets its report; make then exits non-zero.
 bench: install
+	@if [ "$(OUT)" = "reports/reference" ] && [ -n "$$(git status --porcelain --untracked-files=no)" ]; then \
+	  echo "make bench: refusing to write reports/reference from a dirty tree (commit first)"; exit 2; fi
 	$(BIN)/schedbench scenarios validate
 	rm -rf $(OUT)
 	$(BIN)/schedbench run --out $(OUT); rc=$$?; \
