@@ -127,7 +127,7 @@ def test_meta_is_written_with_sorted_keys(tmp_path):
 
 def test_the_later_row_wins_and_crashed_runs_are_not_finished():
     rows = [
-        RunRow.model_validate(row)
+        RunRow.model_validate_json(json.dumps(row))
         for row in (
             {**IDS, "repeat": 0, "phase": "timed", "wall_ms": 1.0},
             {**IDS, "repeat": 1, "phase": "timed", "crashed": True},
