@@ -307,7 +307,7 @@ def claim_overhead(f: Facts) -> Claim:
     text = "Performance overhead: serialisation and long callback chains make LangChain slow."
     rule = (
         f"ratio = {f.langchain} ÷ {f.self_built} framework overhead per LLM step; share = "
-        f"{f.langchain}'s overhead as a share of a step with a {REFERENCE_LLM_LATENCY_MS:,.0f} ms "
+        f"{f.langchain}'s overhead as a share of a step with a {fmt.ms(REFERENCE_LLM_LATENCY_MS)} "
         f"LLM call. supported: ratio ≥ {T.OVERHEAD_RATIO_SUPPORTED:g} and share ≥ "
         f"{fmt.pct(T.OVERHEAD_SHARE_SIGNIFICANT)}; refuted: ratio < "
         f"{T.OVERHEAD_RATIO_REFUTED:g}; otherwise partly (e.g. slower, but small next to the LLM)"
@@ -319,7 +319,7 @@ def claim_overhead(f: Facts) -> Claim:
     share = lc / (lc + REFERENCE_LLM_LATENCY_MS)
     measured = (
         f"{f.langchain} {fmt.ms(lc)} vs {f.self_built} {fmt.ms(sb)} per LLM step "
-        f"({fmt.ratio(ratio)}); at {REFERENCE_LLM_LATENCY_MS:,.0f} ms per LLM call that is "
+        f"({fmt.ratio(ratio)}); at {fmt.ms(REFERENCE_LLM_LATENCY_MS)} per LLM call that is "
         f"{fmt.pct(share)} of end-to-end time"
     )
     verdict = _verdict(
@@ -388,7 +388,7 @@ def claim_streaming(f: Facts) -> Claim:
         "LangChain ÷ "
         "scheduler-stream (else scheduler), added = the difference. supported: ratio ≥ "
         f"{T.TTFT_RATIO_SUPPORTED:g} and added ≥ {fmt.pct(T.TTFT_SHARE_SIGNIFICANT)} of a "
-        f"{T.REFERENCE_TTFT_MS:.0f} ms hosted-model TTFT; refuted: ratio < "
+        f"{fmt.ms(T.REFERENCE_TTFT_MS)} hosted-model TTFT; refuted: ratio < "
         f"{T.TTFT_RATIO_REFUTED:g} or added < {fmt.pct(T.TTFT_SHARE_NEGLIGIBLE)} of it; "
         "otherwise partly"
     )

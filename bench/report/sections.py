@@ -42,9 +42,7 @@ def _latency_text(ms: float) -> str:
         return "n/a"
     if ms <= 0:
         return "any"
-    if ms >= 1000:
-        return f"{ms / 1000:,.1f} s"
-    return f"{ms:,.0f} ms"
+    return fmt.ms(ms, seconds_from=1000)
 
 
 def _slot(charts: Mapping[str, ChartSlot], key: str) -> list[Block]:
@@ -84,7 +82,7 @@ def executive_summary(
         items.append(
             P(
                 Strong("Next to an LLM. "),
-                f"With {REFERENCE_LLM_LATENCY_MS:,.0f} ms per LLM call that overhead is "
+                f"With {fmt.ms(REFERENCE_LLM_LATENCY_MS)} per LLM call that overhead is "
                 f"{fmt.pct(share)} of end-to-end time; it stays under 1 % whenever calls take "
                 f"longer than {_latency_text(l1)}.",
             )

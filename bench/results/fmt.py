@@ -1,7 +1,8 @@
 """The formatting of numbers: one function per kind, used by the console, compare and the report.
 
-- ``ms(12.345)`` → ``12.3 ms``; ``ms(0.297)`` → ``297 µs``; ``ms(1234.5)`` → ``1,235 ms``:
-  ``digits`` significant digits (3 by default), whole microseconds below a millisecond;
+- ``ms(12.345)`` → ``12.3 ms``; ``ms(0.297)`` → ``297 µs``; ``ms(1234.5)`` → ``1,234 ms``:
+  ``digits`` significant digits (3 by default), whole microseconds below a millisecond,
+  seconds from ``seconds_from`` on (``ms(1500, seconds_from=1000)`` → ``1.50 s``);
   ``ms_range(low, high)`` → ``8.12–8.55 ms``.
 - ``ratio(2.345)`` → ``2.3×`` (``digits`` decimals, none from 100×); ``change(1.31)`` →
   ``1.31× slower`` (a changed / reference ratio in words).
@@ -24,17 +25,27 @@ MISSING = "–"
 MINUS = "−"
 
 
-def ms(value: object, *, digits: int = 3, missing: str = MISSING) -> str:
-    """A duration given in milliseconds, in ms or (below 1 ms) in whole µs."""
+def ms(
+    value: object,
+    *,
+    digits: int = 3,
+    seconds_from: float | None = None,
+    missing: str = MISSING,
+) -> str:
+    """A duration given in milliseconds, in ms or (below 1 ms) in whole µs; from
+    ``seconds_from`` ms on (prose, e.g. a break-even latency) in seconds."""
     v = number(value)
     if v is None:
         return missing
     if v < 0:
-        return MINUS + ms(-v, digits=digits)
+        return MINUS + ms(-v, digits=digits, seconds_from=seconds_from)
     if v < 1:
         return f"{v * 1000:.0f} µs"
+    unit = "ms"
+    if seconds_from is not None and v >= seconds_from:
+        v, unit = v / 1000, "s"
     decimals = max(0, digits - len(str(int(v))))
-    return f"{v:,.{decimals}f} ms"
+    return f"{v:,.{decimals}f} {unit}"
 
 
 def ms_range(low: object, high: object, *, digits: int = 3, missing: str = MISSING) -> str:
