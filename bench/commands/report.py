@@ -40,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--baseline: {exc}") from None
         label = f"baseline {Path(args.baseline).name}"
     out = Path(args.out) if args.out else run_dir
-    report = build_report(data, out, compare=compare, baseline_label=label)
+    try:
+        report = build_report(data, out, compare=compare, baseline_label=label)
+    except OSError as exc:  # an unwritable --out (or run folder): one line, not a traceback
+        where = exc.filename or out
+        raise UsageError(f"cannot write the report into {out}: {where}: {exc.strerror}") from None
     counts: dict[str, int] = {}
     for claim in report.ledger:
         counts[claim.verdict] = counts.get(claim.verdict, 0) + 1

@@ -621,14 +621,14 @@ def faults(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
 
 
 def per_scenario(data: RunData) -> Section:
-    stats = analysis.scenario_stats(data)
-    if stats.empty:
+    cells_table = analysis.scenario_stats(data)
+    if cells_table.empty:
         return Section("Per-scenario results", "per-scenario-results", (Note("No runs."),))
     sc = data.scenarios.set_index("scenario")
     answers = _sample_answers(data)
     subs = []
-    for scenario in sorted(stats["scenario"].unique()):
-        g = stats[stats["scenario"] == scenario]
+    for scenario in sorted(cells_table["scenario"].unique()):
+        g = cells_table[cells_table["scenario"] == scenario]
         blocks: list[Block] = []
         if scenario in sc.index:
             row = sc.loc[scenario]
@@ -684,7 +684,7 @@ def per_scenario(data: RunData) -> Section:
             )
         )
         subs.append(Section(scenario, f"scenario-{slug(scenario)}", tuple(blocks), collapsed=True))
-    overview = _scenario_overview(data, stats)
+    overview = _scenario_overview(data, cells_table)
     return Section(
         "Per-scenario results",
         "per-scenario-results",
@@ -701,8 +701,8 @@ def per_scenario(data: RunData) -> Section:
     )
 
 
-def _scenario_overview(data: RunData, stats: pd.DataFrame) -> Table:
-    engines = order_engines(stats["engine"])
+def _scenario_overview(data: RunData, cells_table: pd.DataFrame) -> Table:
+    engines = order_engines(cells_table["engine"])
     faults = set(data.fault_scenarios)
     ok = (
         data.runs.groupby(["engine", "scenario"])["expect_ok"].agg(
@@ -711,9 +711,9 @@ def _scenario_overview(data: RunData, stats: pd.DataFrame) -> Table:
         if "expect_ok" in data.runs
         else pd.Series(dtype=bool)
     )
-    cells = stats.set_index(["engine", "scenario"])
+    cells = cells_table.set_index(["engine", "scenario"])
     rows = []
-    for scenario in sorted(stats["scenario"].unique(), key=lambda s: (s in faults, s)):
+    for scenario in sorted(cells_table["scenario"].unique(), key=lambda s: (s in faults, s)):
         row: list[str] = [scenario + (" (fault)" if scenario in faults else "")]
         for engine in engines:
             if (engine, scenario) not in cells.index:

@@ -100,7 +100,10 @@ def read_rows(path: Path, model: type[BaseModel] | None = None) -> Rows:
     skipped: list[Skipped] = []
     if not path.exists():
         return Rows(rows, skipped)
-    lines = path.read_bytes().split(b"\n")
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
     torn = lines[-1].strip() != b""  # the file does not end with a newline
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -131,6 +134,8 @@ def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:
         skipped.append(Skipped(path.name, 0, "not UTF-8 text: file left out"))
     except csv.Error as exc:
         skipped.append(Skipped(path.name, 0, f"not CSV ({exc}): file left out"))
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
     return Rows(rows, skipped)
 
 

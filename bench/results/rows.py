@@ -79,7 +79,7 @@ class ThroughputRow(Row):
     runs: int | None = None
     errors: int | None = None
     statuses: dict[str, int] = Field(default_factory=dict)
-    duration_s: float | None = None
+    duration_s: float = None  # absent until the first end of the run; null is invalid
     runs_per_s: float | None = None
     latency_mean_ms: float | None = None
     latency_p50_ms: float | None = None
@@ -214,6 +214,6 @@ class Meta(BaseModel):
     ended_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)
     interrupted_at: str | None = None
-    duration_s: float | None = None
+    duration_s: float = None  # absent until the first end of the run; null is invalid
     complete: bool | None = None
     outcome: dict[str, Any] | None = None

@@ -222,3 +222,21 @@ def test_the_reference_run_reads_without_a_skipped_row():
     assert len(folder.timed_runs) > 1000 and folder.footprint and folder.throughput
     assert folder.ttft and folder.debuggability
     assert folder.meta["schema_version"] == meta()["schema_version"]
+
+
+def test_the_report_into_an_unwritable_place_is_one_line(run, tmp_path, capsys):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    assert main(["report", str(run), "--out", str(blocked)]) == 2
+    line = _one_error_line(capsys, "report")
+    assert line == (
+        f"schedbench report: error: cannot write the report into {blocked}: {blocked}: File exists"
+    )
+
+
+def test_a_data_file_that_cannot_be_read_is_one_line(run, capsys):
+    (run / "ttft.jsonl").mkdir()  # a directory where a file belongs
+    assert main(["compare", str(run), str(run)]) == 2
+    assert _one_error_line(capsys, "compare") == (
+        f"schedbench compare: error: {run / 'ttft.jsonl'}: cannot be read (Is a directory)"
+    )
