@@ -18,7 +18,8 @@ EXIT_USAGE = 2
 
 
 class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
+    """Bad input from the user: printed as one line, exit code 2 (so is an unreadable run
+    folder, ``bench.results.load.RunFolderError``)."""
 
 
 def _command_modules() -> dict[str, object]:
@@ -47,11 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``schedbench`` console script."""
+    from bench.results.load import RunFolderError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
-    except UsageError as exc:
+    except (UsageError, RunFolderError) as exc:
         print(f"schedbench {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

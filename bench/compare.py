@@ -2,82 +2,77 @@
 
 For every engine × scenario × latency profile × transport present in both runs: the ratio of
 the medians (B / A) and a two-sided Mann–Whitney U test on the timed values, worded the way
-pyperf words it — ``1.31x slower (significant)`` or ``1.02x faster (not significant)``.
+pyperf words it — ``1.31× slower (significant)`` or ``1.02× faster (not significant)``.
+The cells and their values come from ``bench.results`` (the same cells as summary.csv).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import stats
-from bench.results import META, RUNS, read_jsonl, timed_rows
+from bench.results import fmt, metrics, stats
+from bench.results.load import RunFolder, load_run_folder
+from bench.results.metrics import CellKey
 
-GROUP = ("engine", "scenario", "latency", "transport")
 METRICS = ("wall_ms", "cpu_ms", "overhead_ms")
 _ENV_FIELDS = (("python", "version"), ("machine", "cpu_model"), ("machine", "cpu_logical"))
 
 
-class RunNotFound(ValueError):
-    """A directory that holds no run (no runs.jsonl)."""
-
-
 @dataclass(frozen=True)
 class LoadedRun:
-    directory: Path
-    meta: dict[str, Any]
-    samples: dict[tuple[str, str, str, str], dict[str, list[float]]]  # group → metric → values
-    order: list[tuple[str, str, str, str]]
+    """A run folder and its cells (latest timed rows), in the run's own order."""
+
+    folder: RunFolder
+    cells: dict[CellKey, list[Any]]
+    order: list[CellKey]
+
+    @property
+    def directory(self) -> Path:
+        return self.folder.directory
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.folder.meta
+
+    def values(self, key: CellKey, metric: str) -> list[float]:
+        """The measured values of ``metric`` in one cell (crashed rows left out)."""
+        return metrics.values(metrics.measured(self.cells.get(key, ())), metric)
 
 
 def load_run(directory: Path | str) -> LoadedRun:
-    """The timed values of a run directory, grouped by engine × scenario × latency × transport."""
-    import json
-
-    directory = Path(directory)
-    runs = directory / RUNS
-    if not directory.is_dir():
-        raise RunNotFound(f"{directory}: not a directory")
-    if not runs.exists():
-        raise RunNotFound(f"{directory}: no {RUNS} (not a schedbench run directory)")
-    meta: dict[str, Any] = {}
-    if (directory / META).exists():
-        meta = json.loads((directory / META).read_text(encoding="utf-8"))
-    samples: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}
-    for row in timed_rows(read_jsonl(runs)):
-        if row.get("crashed"):
-            continue
-        key = tuple(str(row.get(k)) for k in GROUP)
-        metrics = samples.setdefault(key, {m: [] for m in METRICS})
-        for metric in METRICS:
-            value = row.get(metric)
-            if isinstance(value, int | float) and math.isfinite(value):
-                metrics[metric].append(float(value))
-    config = meta.get("config") or {}
-    engines = {e: i for i, e in enumerate(config.get("engines") or ())}
-    scenarios = {s: i for i, s in enumerate(config.get("scenarios") or ())}
+    """A run directory's cells (``bench.results.load``: ``RunFolderError`` if unreadable)."""
+    folder = load_run_folder(directory)
+    cells = metrics.cells(folder.runs)
+    engines = metrics.order_index(folder.engine_order)
+    scenarios = metrics.order_index(folder.scenario_order)
     order = sorted(
-        samples,
+        cells,
         key=lambda k: (
             scenarios.get(k[1], len(scenarios)),
             k[1],
             k[2],
             k[3],
-            engines.get(k[0], 99),
+            engines.get(k[0], len(engines)),
             k[0],
         ),
     )
-    return LoadedRun(directory, meta, samples, order)
+    return LoadedRun(folder, cells, order)
 
 
 @dataclass(frozen=True)
 class BenchmarkComparison:
-    key: tuple[str, str, str, str]  # engine, scenario, latency, transport
+    key: CellKey  # engine, scenario, latency, transport
     comparison: stats.Comparison
     n_ref: int
     n_changed: int
+
+
+def verdict(comparison: stats.Comparison) -> str:
+    """``1.31× slower (significant)`` or ``1.01× faster (not significant)``, as pyperf says."""
+    judged = "significant" if comparison.significant else "not significant"
+    return f"{fmt.change(comparison.ratio)} ({judged})"
 
 
 def compare_runs(
@@ -86,9 +81,9 @@ def compare_runs(
     """Every benchmark present in both runs, in the reference run's order."""
     out = []
     for key in ref.order:
-        if key not in changed.samples:
+        if key not in changed.cells:
             continue
-        a, b = ref.samples[key][metric], changed.samples[key][metric]
+        a, b = ref.values(key, metric), changed.values(key, metric)
         if not a or not b:
             continue
         out.append(
@@ -97,17 +92,7 @@ def compare_runs(
     return out
 
 
-def format_ms(value: float) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    if value < 1:
-        return f"{value:.3f} ms"
-    if value < 100:
-        return f"{value:.2f} ms"
-    return f"{value:.1f} ms"
-
-
-def _environment_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def environment_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     diffs = []
     for section, field in _ENV_FIELDS:
         x, y = (a.get(section) or {}).get(field), (b.get(section) or {}).get(field)
@@ -137,9 +122,13 @@ def render(
         f"Changed:   {changed.directory}",
         f"Metric: median {metric}; significance: two-sided Mann-Whitney U, alpha={alpha:g}",
     ]
-    diffs = _environment_differences(ref.meta, changed.meta)
+    diffs = environment_differences(ref.meta, changed.meta)
     if diffs:
         lines.append("Environment differs: " + "; ".join(diffs))
+    for run in (ref, changed):
+        skipped = run.folder.skipped_summary()
+        if skipped:
+            lines.append(f"Warning: {run.directory}: {skipped}")
     lines.append("")
     width = max((len(c.key[0]) for c in comparisons), default=0) + 1
     current = None
@@ -153,8 +142,8 @@ def render(
             current = header
         cmp = c.comparison
         lines.append(
-            f"  {engine + ':':<{width}} {format_ms(cmp.ref_median)} -> "
-            f"{format_ms(cmp.changed_median)}: {cmp.verdict} "
+            f"  {engine + ':':<{width}} {fmt.ms(cmp.ref_median)} -> "
+            f"{fmt.ms(cmp.changed_median)}: {verdict(cmp)} "
             f"[p={cmp.pvalue:.3g}, n={c.n_ref}/{c.n_changed}]"
         )
     if comparisons:
@@ -162,15 +151,15 @@ def render(
         slower = sum(1 for c in comparisons if c.comparison.significant and c.comparison.ratio > 1)
         faster = sum(1 for c in comparisons if c.comparison.significant and c.comparison.ratio < 1)
         geo = stats.geometric_mean(c.comparison.ratio for c in comparisons)
-        lines.append(f"Geometric mean: {stats.format_ratio(geo)}")
+        lines.append(f"Geometric mean: {fmt.change(geo)}")
         lines.append(
             f"{len(comparisons)} benchmarks: {slower} significantly slower, "
             f"{faster} significantly faster, {len(comparisons) - slower - faster} not significant"
         )
     else:
         lines.append("No benchmark in common.")
-    only_ref = [k for k in ref.order if k not in changed.samples]
-    only_changed = [k for k in changed.order if k not in ref.samples]
+    only_ref = [k for k in ref.order if k not in changed.cells]
+    only_changed = [k for k in changed.order if k not in ref.cells]
     for label, keys in (
         ("Only in the reference", only_ref),
         ("Only in the changed run", only_changed),

@@ -9,6 +9,8 @@ Two complementary measurements, both in fresh processes:
 - **worker footprints** (``kind: "worker"``) — every measurement worker reports the import
   of the engine *on top of the harness* (mock, scenarios, pydantic are already loaded), the
   module count, and its peak RSS after one cold run of the reference scenario.
+
+Their per-engine medians (footprint.csv) are ``bench.results.metrics.footprint_by_engine``.
 """
 
 from __future__ import annotations
@@ -85,64 +87,3 @@ def probe_stack(
     result["status"] = "ok"
     result["stack"] = modules
     return result
-
-
-def build_footprint_table(rows: list[dict[str, Any]]) -> Any:
-    """footprint.csv: one row per engine, medians over probes and workers."""
-    import pandas as pd
-
-    columns = [
-        "engine",
-        "stack",
-        "stack_probes",
-        "stack_import_ms",
-        "stack_import_ms_min",
-        "stack_import_ms_max",
-        "stack_modules",
-        "stack_rss_mb",
-        "workers",
-        "harness_modules",
-        "engine_import_ms",
-        "engine_import_ms_min",
-        "engine_modules",
-        "modules_after_first_run",
-        "rss_after_import_mb",
-        "peak_rss_mb",
-        "first_run_ms",
-        "first_run_status",
-    ]
-    frame = pd.DataFrame(rows)
-    if frame.empty or "engine" not in frame:
-        return pd.DataFrame(columns=columns)
-    out = []
-    for engine in dict.fromkeys(frame["engine"]):
-        mine = frame[frame["engine"] == engine]
-        entry: dict[str, Any] = {"engine": engine}
-        stack = mine[(mine["kind"] == "stack") & (mine["status"] == "ok")]
-        if not stack.empty:
-            entry["stack"] = " ".join(stack["stack"].iloc[0])
-            entry["stack_probes"] = len(stack)
-            entry["stack_import_ms"] = stack["import_ms"].median()
-            entry["stack_import_ms_min"] = stack["import_ms"].min()
-            entry["stack_import_ms_max"] = stack["import_ms"].max()
-            entry["stack_modules"] = stack["modules"].median()
-            entry["stack_rss_mb"] = (stack["rss_after_mb"] - stack["rss_before_mb"]).median()
-        workers = mine[mine["kind"] == "worker"]
-        if not workers.empty:
-            entry["workers"] = len(workers)
-            entry["harness_modules"] = workers["harness_modules"].median()
-            entry["engine_import_ms"] = workers["engine_import_ms"].median()
-            entry["engine_import_ms_min"] = workers["engine_import_ms"].min()
-            entry["engine_modules"] = (
-                workers["modules_after_import"] - workers["harness_modules"]
-            ).median()
-            entry["modules_after_first_run"] = workers["modules_after_first_run"].median()
-            entry["rss_after_import_mb"] = workers["rss_after_import_mb"].median()
-            entry["peak_rss_mb"] = workers["peak_rss_mb"].median()
-            if "first_run_ms" in workers:
-                entry["first_run_ms"] = workers["first_run_ms"].median()
-            if "first_run_status" in workers:
-                statuses = workers["first_run_status"].dropna()
-                entry["first_run_status"] = statuses.mode().iloc[0] if not statuses.empty else None
-        out.append(entry)
-    return pd.DataFrame(out, columns=columns)

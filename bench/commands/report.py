@@ -22,15 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bench.cli import UsageError
-    from bench.compare import RunNotFound
     from bench.report.build import build_report
-    from bench.report.load import NotARunDir, load_run_dir
+    from bench.report.load import load_run_dir
+    from bench.results.load import RunFolderError
 
     run_dir = Path(args.run_dir)
-    try:
-        data = load_run_dir(run_dir)
-    except NotARunDir as exc:
-        raise UsageError(str(exc)) from None
+    # an unreadable run folder (RunFolderError) is one line and exit 2 (bench.cli)
+    data = load_run_dir(run_dir)  # corrupt rows: counted in the report's caveats
     compare = None
     label = "the baseline run"
     if args.baseline:
@@ -38,11 +36,15 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             compare = compare_blocks(run_dir, Path(args.baseline))
-        except RunNotFound as exc:
+        except RunFolderError as exc:
             raise UsageError(f"--baseline: {exc}") from None
         label = f"baseline {Path(args.baseline).name}"
     out = Path(args.out) if args.out else run_dir
-    report = build_report(data, out, compare=compare, baseline_label=label)
+    try:
+        report = build_report(data, out, compare=compare, baseline_label=label)
+    except OSError as exc:  # an unwritable --out (or run folder): one line, not a traceback
+        where = exc.filename or out
+        raise UsageError(f"cannot write the report into {out}: {where}: {exc.strerror}") from None
     counts: dict[str, int] = {}
     for claim in report.ledger:
         counts[claim.verdict] = counts.get(claim.verdict, 0) + 1

@@ -179,7 +179,7 @@ def _resume_config(args: argparse.Namespace, store: Any, scenario_names: tuple[s
 
 def run(args: argparse.Namespace) -> int:
     from bench.cli import UsageError
-    from bench.results import RunStore
+    from bench.results.store import RunStore
     from scenarios import ScenarioError, load_scenarios
 
     _check_counts(args)
@@ -218,7 +218,7 @@ def _execute(config: Any, scenarios: Any, store: Any, *, resume: bool, run_id: s
     import sys
 
     from bench import metadata
-    from bench.results import SCHEMA_VERSION
+    from bench.results.files import SCHEMA_VERSION
     from bench.runner.finish import finish_run
     from bench.runner.orchestrator import Orchestrator
     from bench.runner.progress import make_progress

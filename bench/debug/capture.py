@@ -23,7 +23,6 @@ import dataclasses
 import io
 import json
 import logging
-import statistics
 import sys
 import time
 import traceback
@@ -36,6 +35,7 @@ from bench.debug.truth import GroundTruth, ground_truth
 from bench.engines import ENGINE_NAMES, RunContext, RunRecord, create_engine
 from bench.mockllm import MockLLM
 from bench.mockllm.transport import BASE_URL
+from bench.results import stats
 from scenarios import Scenario
 
 T = TypeVar("T")
@@ -478,9 +478,9 @@ async def amode_cost(
         mode,
         scenario.name,
         runs,
-        statistics.median(off),
-        statistics.median(on),
-        statistics.median(paired),
+        stats.median(off),
+        stats.median(on),
+        stats.median(paired),
     )
 
 

@@ -9,7 +9,6 @@ capture. The columns are documented in docs/debuggability.md.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,9 +19,12 @@ from bench.debug.capture import Capture, ModeCost, acapture, amode_cost, run_syn
 from bench.debug.modes import MODES, modes_for
 from bench.debug.score import Score, score_output
 from bench.debug.truth import KINDS
+from bench.results import fmt
+from bench.results.files import DEBUG_CSV, META
+from bench.results.load import read_meta
 from scenarios import Scenario, load_scenarios
 
-CSV_NAME = "debuggability.csv"
+CSV_NAME = DEBUG_CSV
 OUTPUTS_DIR = "debug"
 COST_SCENARIO = "customer_returns"
 EXHIBITS = ("customer_returns", "tool_flaky")
@@ -192,17 +194,10 @@ def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS) -> Path:
     from bench.engines import ENGINE_NAMES
 
     run_dir = Path(run_dir)
-    config: dict[str, Any] = {}
-    meta = run_dir / "meta.json"
-    if meta.is_file():
-        data = json.loads(meta.read_text(encoding="utf-8"))
-        config = data.get("config", data) if isinstance(data, dict) else {}
+    meta = read_meta(run_dir / META) or {}  # checked: a corrupt one is BadMeta, one line
+    config: dict[str, Any] = meta.get("config") or {}
     engines = config.get("engines") or list(ENGINE_NAMES)
-    if isinstance(engines, str):
-        engines = list(ENGINE_NAMES) if engines == "all" else engines.split(",")
     scenarios = config.get("scenarios")
-    if isinstance(scenarios, str):
-        scenarios = None if scenarios == "all" else scenarios.split(",")
     return write_debuggability(
         run_dir, engines, scenarios, config.get("scenario_dir"), cost_runs=cost_runs
     )
@@ -223,7 +218,7 @@ def markdown_table(rows: Iterable[dict[str, Any]], scenarios: Sequence[str]) -> 
     head = ["engine", "mode"]
     for name in scenarios:
         head += [f"{name} recall", "bytes", "B/fact"]
-    head.append("mode cost ms/run")
+    head.append("mode cost / run")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (engine, mode), entry in table.items():
         cells = [engine, mode]
@@ -241,6 +236,6 @@ def markdown_table(rows: Iterable[dict[str, Any]], scenarios: Sequence[str]) -> 
                 else f"{float(bpf):,.0f}",
             ]
         cost = entry["cost"]
-        cells.append("" if cost in ("", None) else f"{float(cost):+.2f}")
+        cells.append("" if cost in ("", None) else fmt.signed(float(cost)))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

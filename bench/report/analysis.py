@@ -14,7 +14,6 @@ Conventions (also in docs/report.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,61 +26,23 @@ from bench.report.model import (
     is_langchain,
     order_engines,
 )
+from bench.results import metrics, stats
+from bench.results.load import run_seed
 
 REFERENCE_SCENARIO = "customer_returns"
 REFERENCE_LLM_LATENCY_MS = 1000.0  # "a typical hosted LLM call", for shares in the ledger
 SHARE_THRESHOLDS = (0.01, 0.05, 0.10)
 
 
-def q(values: Iterable[float], p: float) -> float:
-    """Percentile ``p`` (0..100) of the finite values, NaN when there are none."""
-    arr = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
-    return float(np.percentile(arr, p)) if arr.size else math.nan
+def _rows(frame: pd.DataFrame) -> list[object]:
+    """A frame's rows as row-like objects for ``bench.results.metrics``."""
+    return list(frame.itertuples(index=False))
 
 
-def bootstrap_median_ci(values: Iterable[float]) -> tuple[float, float]:
-    """95 % bootstrap confidence interval of the median (``bench.stats``, seeded)."""
-    from bench import stats
-
-    arr = [v for v in values if v is not None and np.isfinite(v)]
-    if len(arr) < 2:
-        return (math.nan, math.nan)
-    return stats.bootstrap_median_ci(arr)
-
-
-def per_turn_tokens(runs: pd.DataFrame) -> list[float]:
-    """Median prompt tokens at each request index of the runs (index = turn of the run)."""
-    columns: list[list[float]] = []
-    if "request_prompt_tokens" not in runs:
-        return []
-    for tokens in runs["request_prompt_tokens"]:
-        if not isinstance(tokens, list | tuple):
-            continue
-        for i, t in enumerate(tokens):
-            if t is None:
-                continue
-            while len(columns) <= i:
-                columns.append([])
-            columns[i].append(float(t))
-    return [float(np.median(c)) for c in columns]
-
-
-def token_overhead(mine: pd.DataFrame, raw: pd.DataFrame) -> float:
-    """Extra prompt tokens per request over ``raw`` on the same scenario.
-
-    Turn by turn (mean over aligned request indices of mine − raw) when the runs carry
-    per-request token counts; else the difference of the mean tokens per request.
-    """
-    a, b = per_turn_tokens(mine), per_turn_tokens(raw)
-    n = min(len(a), len(b))
-    if n:
-        return float(np.mean([a[i] - b[i] for i in range(n)]))
-
-    def mean_tpr(g: pd.DataFrame) -> float:
-        ok = g[g["llm_calls"] > 0]
-        return float((ok["prompt_tokens"] / ok["llm_calls"]).median()) if len(ok) else math.nan
-
-    return mean_tpr(mine) - mean_tpr(raw)
+def _per_step(total: pd.Series, llm_calls: pd.Series) -> pd.Series:
+    """``bench.results.metrics.per_step`` of each row (NaN without LLM calls)."""
+    values = [metrics.per_step(t, c) for t, c in zip(total, llm_calls, strict=True)]
+    return pd.Series([math.nan if v is None else v for v in values], index=total.index)
 
 
 def perf_runs(data: RunData) -> pd.DataFrame:
@@ -92,9 +53,9 @@ def perf_runs(data: RunData) -> pd.DataFrame:
     if len(profiles) > 1 and "zero" in profiles:
         runs = runs[runs["latency_profile"] == "zero"]
     return runs.assign(
-        step_overhead_ms=runs["overhead_ms"] / runs["llm_calls"].where(runs["llm_calls"] > 0),
-        step_cpu_ms=runs["cpu_ms"] / runs["llm_calls"].where(runs["llm_calls"] > 0),
-        tokens_per_request=runs["prompt_tokens"] / runs["llm_calls"].where(runs["llm_calls"] > 0),
+        step_overhead_ms=_per_step(runs["overhead_ms"], runs["llm_calls"]),
+        step_cpu_ms=_per_step(runs["cpu_ms"], runs["llm_calls"]),
+        tokens_per_request=_per_step(runs["prompt_tokens"], runs["llm_calls"]),
     )
 
 
@@ -117,11 +78,11 @@ def step_overhead(data: RunData) -> pd.DataFrame:
             {
                 "engine": engine,
                 "runs": len(g),
-                "median_ms": q(v, 50),
-                "p25_ms": q(v, 25),
-                "p75_ms": q(v, 75),
-                "p95_ms": q(v, 95),
-                "cpu_median_ms": q(g["step_cpu_ms"], 50),
+                "median_ms": stats.median(v),
+                "p25_ms": stats.percentile(v, 25),
+                "p75_ms": stats.percentile(v, 75),
+                "p95_ms": stats.percentile(v, 95),
+                "cpu_median_ms": stats.median(g["step_cpu_ms"]),
             }
         )
     return _ordered(pd.DataFrame(rows, columns=_STEP_COLS))
@@ -131,56 +92,53 @@ _STEP_COLS = ["engine", "runs", "median_ms", "p25_ms", "p75_ms", "p95_ms", "cpu_
 
 
 def scenario_stats(data: RunData) -> pd.DataFrame:
-    """Per engine x scenario: outcome counts, latency spread, overhead, tokens, TTFT."""
+    """Per engine x scenario: outcome counts, latency spread, overhead, tokens, TTFT.
+
+    The numbers of each cell are ``bench.results.metrics.cell_stats`` (those of summary.csv):
+    the same rows, the same seed, the same values.
+    """
     runs = data.runs
     profiles = set(runs["latency_profile"].dropna())
     if len(profiles) > 1 and "zero" in profiles:
         runs = runs[runs["latency_profile"] == "zero"]
+    groups = {key: _rows(g) for key, g in runs.groupby(["engine", "scenario"])}
+    seed = run_seed(data.meta)
     rows = []
     for (engine, scenario), g in runs.groupby(["engine", "scenario"]):
-        wall = g["wall_ms"]
-        ok = g[g["status"] == "completed"]
-        calls = g["llm_calls"].where(g["llm_calls"] > 0)
-        tpr = float((g["prompt_tokens"] / calls).median())
-        lo, hi = bootstrap_median_ci(wall)
+        cell = metrics.cell_stats(
+            groups[(engine, scenario)], groups.get((RAW, scenario)), seed=seed
+        )
+        wall = cell.wall
         statuses = g["status"].value_counts()
         rows.append(
             {
                 "engine": engine,
                 "scenario": scenario,
                 "runs": len(g),
-                "completed": len(ok),
+                "completed": cell.statuses["completed"],
                 "status": ", ".join(f"{s} {n}" for s, n in statuses.items()),
-                "median_ms": q(wall, 50),
-                "ci_low_ms": lo,
-                "ci_high_ms": hi,
-                "p25_ms": q(wall, 25),
-                "p75_ms": q(wall, 75),
-                "p95_ms": q(wall, 95),
-                "p99_ms": q(wall, 99),
-                "overhead_step_ms": float((g["overhead_ms"] / calls).median()),
-                "cpu_ms": q(g["cpu_ms"], 50),
-                "llm_calls": float(g["llm_calls"].median()),
-                "tool_calls": float(g["tool_calls"].median()),
-                "tokens_per_request": tpr,
-                "token_overhead": _overhead_vs_raw(runs, engine, scenario),
-                "ttft_ms": q(g["ttft_ms"], 50),
+                "median_ms": wall.median,
+                "ci_low_ms": wall.ci_low,
+                "ci_high_ms": wall.ci_high,
+                "p25_ms": wall.q1,
+                "p75_ms": wall.q3,
+                "p95_ms": wall.p95,
+                "p99_ms": wall.p99,
+                "unstable": cell.unstable,
+                "warnings": "; ".join(wall.warnings),
+                "overhead_step_ms": cell.medians["overhead_per_step_ms"],
+                "cpu_ms": cell.summaries["cpu_ms"].median,
+                "llm_calls": cell.medians["llm_calls"],
+                "tool_calls": cell.medians["tool_calls"],
+                "tokens_per_request": cell.medians["tokens_per_request"],
+                "token_overhead": cell.token_overhead_per_request,
+                "ttft_ms": cell.ttft_median,
             }
         )
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
     return _ordered(frame.sort_values(["scenario"], kind="stable"))
-
-
-def _overhead_vs_raw(runs: pd.DataFrame, engine: str, scenario: str) -> float:
-    def pick(e: str) -> pd.DataFrame:
-        return runs[
-            (runs["engine"] == e) & (runs["scenario"] == scenario) & (runs["status"] == "completed")
-        ]
-
-    raw = pick(RAW)
-    return token_overhead(pick(engine), raw) if len(raw) else math.nan
 
 
 def token_stats(data: RunData) -> pd.DataFrame:
@@ -191,21 +149,21 @@ def token_stats(data: RunData) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     rows = []
     for engine, g in runs.groupby("engine"):
-        per_scenario = g.groupby("scenario")["tokens_per_request"].median()
+        per_scenario = [stats.median(s["tokens_per_request"]) for _, s in g.groupby("scenario")]
         overheads = []
         if engine != RAW:
             for scenario, mine in g.groupby("scenario"):
                 raw = runs[(runs["engine"] == RAW) & (runs["scenario"] == scenario)]
                 if len(raw):
-                    overheads.append(token_overhead(mine, raw))
+                    overheads.append(metrics.token_overhead_per_request(_rows(mine), _rows(raw)))
         elif (runs["engine"] == RAW).any():
             overheads = [0.0] * g["scenario"].nunique()
         overheads = [v for v in overheads if np.isfinite(v)]
         rows.append(
             {
                 "engine": engine,
-                "tokens_per_request": float(per_scenario.mean()),
-                "overhead_per_request": float(np.mean(overheads)) if overheads else math.nan,
+                "tokens_per_request": stats.mean(per_scenario),
+                "overhead_per_request": stats.mean(overheads),
                 "scenarios": len(overheads),
             }
         )
@@ -247,20 +205,20 @@ def ttft_stats(data: RunData) -> pd.DataFrame:
     ]  # fmt: skip
     if data.ttft is not None:
         runs = data.ttft[(data.ttft["status"] == "completed")].dropna(subset=["ttft_ms"])
-        runs = runs.assign(floor=runs["floor_ttft_ms"].fillna(0.0))
+        runs = runs.assign(floor_ttft_ms=runs["floor_ttft_ms"].fillna(0.0))
     else:
         runs = perf_runs(data).dropna(subset=["ttft_ms"])
-        runs = runs[runs["scenario"].isin(ttft_scenarios(data))].assign(floor=0.0)
+        runs = runs[runs["scenario"].isin(ttft_scenarios(data))].assign(floor_ttft_ms=0.0)
     rows = [
         {
             "engine": engine,
             "runs": len(g),
-            "median_ms": q(g["ttft_ms"], 50),
-            "p25_ms": q(g["ttft_ms"], 25),
-            "p75_ms": q(g["ttft_ms"], 75),
-            "p95_ms": q(g["ttft_ms"], 95),
-            "floor_ms": q(g["floor"], 50),
-            "extra_ms": q(g["ttft_ms"] - g["floor"], 50),
+            "median_ms": stats.median(g["ttft_ms"]),
+            "p25_ms": stats.percentile(g["ttft_ms"], 25),
+            "p75_ms": stats.percentile(g["ttft_ms"], 75),
+            "p95_ms": stats.percentile(g["ttft_ms"], 95),
+            "floor_ms": stats.median(g["floor_ttft_ms"]),
+            "extra_ms": stats.median(map(metrics.ttft_over_floor, _rows(g))),
         }
         for engine, g in runs.groupby("engine")
     ]
@@ -361,8 +319,8 @@ def fault_scores(data: RunData) -> pd.DataFrame:
         {
             "engine": engine,
             "scenarios": len(g),
-            "handled": float(g["as_expected"].mean()),
-            "errors": float((g["outcome"] == "error").mean()),
+            "handled": stats.share(g["as_expected"]),
+            "errors": stats.share(g["outcome"] == "error"),
             "recovered": int((g["outcome"] == "recovered").sum()),
         }
         for engine, g in fm.groupby("engine")
@@ -398,7 +356,10 @@ def cpu_per_run(data: RunData) -> pd.DataFrame:
         runs = runs[runs["scenario"] == scenario]
     else:
         scenario = "all happy-path scenarios"
-    frame = runs.groupby("engine")["cpu_ms"].median().rename("cpu_ms").reset_index()
+    frame = pd.DataFrame(
+        [{"engine": e, "cpu_ms": stats.median(g["cpu_ms"])} for e, g in runs.groupby("engine")],
+        columns=["engine", "cpu_ms"],
+    )
     frame["basis"] = scenario
     return _ordered(frame.dropna(subset=["cpu_ms"]))
 
@@ -430,31 +391,34 @@ DEBUG_RECALL_TIE = 0.05  # modes this close to an engine's best recall count as 
 def debug_modes(data: RunData) -> pd.DataFrame:
     """Per engine x debug mode, over scenarios: mean recall, median bytes and bytes per fact,
     share of fault scenarios whose failing step it locates, median cost of the mode."""
-    dbg = data.debuggability
+    return debug_mode_table(data.debuggability)
+
+
+DEBUG_MODE_COLUMNS = [
+    "engine", "mode", "scenarios", "recall", "bytes", "bytes_per_fact", "localised",
+    "mode_cost_ms",
+]  # fmt: skip
+
+
+def debug_mode_table(dbg: pd.DataFrame | None) -> pd.DataFrame:
+    """``debug_modes`` of a debuggability frame (one row per engine x mode x scenario)."""
     if dbg is None:
-        return pd.DataFrame(
-            columns=["engine", "mode", "scenarios", "recall", "bytes", "bytes_per_fact",
-                     "localised", "mode_cost_ms"]
-        )  # fmt: skip
-    d = dbg.assign(
-        recall=pd.to_numeric(dbg["recall"], errors="coerce"),
-        bytes=pd.to_numeric(dbg["bytes"], errors="coerce"),
-        bytes_per_fact=pd.to_numeric(dbg["bytes_per_fact"], errors="coerce"),
-        mode_cost_ms=pd.to_numeric(dbg["mode_cost_ms"], errors="coerce"),
-        localised=dbg["localised"].map(_truthy),
-    )
-    return (
-        d.groupby(["engine", "mode"])
-        .agg(
-            scenarios=("scenario", "nunique"),
-            recall=("recall", "mean"),
-            bytes=("bytes", "median"),
-            bytes_per_fact=("bytes_per_fact", "median"),
-            localised=("localised", "mean"),
-            mode_cost_ms=("mode_cost_ms", "median"),
+        return pd.DataFrame(columns=DEBUG_MODE_COLUMNS)
+    rows = []
+    for (engine, mode), g in dbg.groupby(["engine", "mode"]):
+        rows.append(
+            {
+                "engine": engine,
+                "mode": mode,
+                "scenarios": g["scenario"].nunique(),
+                "recall": stats.mean(pd.to_numeric(g["recall"], errors="coerce")),
+                "bytes": stats.median(pd.to_numeric(g["bytes"], errors="coerce")),
+                "bytes_per_fact": stats.median(pd.to_numeric(g["bytes_per_fact"], errors="coerce")),
+                "localised": stats.share(g["localised"].map(_truthy)),
+                "mode_cost_ms": stats.median(pd.to_numeric(g["mode_cost_ms"], errors="coerce")),
+            }
         )
-        .reset_index()
-    )
+    return pd.DataFrame(rows, columns=DEBUG_MODE_COLUMNS)
 
 
 def debug_best(data: RunData) -> pd.DataFrame:
@@ -577,14 +541,9 @@ def compute_facts(data: RunData) -> Facts:
     core_lines, core_path = lines("scheduler core loop")
     base_lines, _ = lines("langchain_baseline")
     debug_cost: dict[str, dict[str, float]] = {}
-    if data.debuggability is not None:
-        d = data.debuggability.assign(
-            mode_cost_ms=pd.to_numeric(data.debuggability["mode_cost_ms"], errors="coerce")
-        )
-        for (engine, mode), g in d.groupby(["engine", "mode"]):
-            cost = g["mode_cost_ms"].median()
-            if pd.notna(cost):
-                debug_cost.setdefault(str(engine), {})[str(mode)] = float(cost)
+    for row in debug_modes(data).itertuples():
+        if math.isfinite(row.mode_cost_ms):
+            debug_cost.setdefault(str(row.engine), {})[str(row.mode)] = float(row.mode_cost_ms)
     return Facts(
         langchain=langchain,
         self_built=self_built,

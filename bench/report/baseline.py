@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import compare, stats
+from bench import compare
 from bench.report.document import Block, Bullets, Cell, Note, Paragraph, Table
+from bench.results import fmt, stats
 
 
 def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms") -> list[Block]:
@@ -25,10 +26,12 @@ def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms"
             "(the statistics of `schedbench compare`)."
         )
     ]
-    env_diff = getattr(compare, "_environment_differences", None)
-    diffs = env_diff(ref.meta, changed.meta) if env_diff else []
+    diffs = compare.environment_differences(ref.meta, changed.meta)
     if diffs:
         blocks.append(Note("The environments differ: " + "; ".join(diffs)))
+    skipped = ref.folder.skipped_summary()
+    if skipped:
+        blocks.append(Note(f"The baseline run {baseline_dir}: {skipped}."))
     if not results:
         blocks.append(Note("The two runs have no benchmark in common."))
         return blocks
@@ -38,9 +41,7 @@ def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms"
     blocks.append(
         Bullets(
             (
-                Paragraph.of(
-                    f"Geometric mean over {len(results)} benchmarks: {stats.format_ratio(geo)}."
-                ),
+                Paragraph.of(f"Geometric mean over {len(results)} benchmarks: {fmt.change(geo)}."),
                 Paragraph.of(
                     f"{slower} significantly slower, {faster} significantly faster, "
                     f"{len(results) - slower - faster} not significant."
@@ -60,9 +61,9 @@ def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms"
                 scenario,
                 engine,
                 f"{latency}, {transport}",
-                compare.format_ms(cmp.ref_median),
-                compare.format_ms(cmp.changed_median),
-                Cell(cmp.verdict, css),
+                fmt.ms(cmp.ref_median),
+                fmt.ms(cmp.changed_median),
+                Cell(compare.verdict(cmp), css),
                 f"{cmp.pvalue:.3g}",
                 f"{c.n_ref}/{c.n_changed}",
             )

@@ -21,6 +21,7 @@ from matplotlib.patches import Patch, Rectangle
 from bench.report import analysis
 from bench.report.model import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
+from bench.results import fmt
 
 RC = {
     "font.size": 9,
@@ -55,14 +56,6 @@ def _require(frame: pd.DataFrame | None, what: str, *columns: str) -> pd.DataFra
     if frame.empty:
         raise NoData(f"no {what} values in this run")
     return frame
-
-
-def _fmt_ms(v: float) -> str:
-    if v >= 100:
-        return f"{v:,.0f} ms"
-    if v >= 1:
-        return f"{v:.2f} ms" if v < 10 else f"{v:.1f} ms"
-    return f"{v * 1000:.0f} µs"
 
 
 def _label(text: object, limit: int = 28) -> str:
@@ -205,7 +198,7 @@ def overhead_per_step(steps: pd.DataFrame) -> Figure:
     _plain_log(ax)
     for y, (v, hi_v) in enumerate(zip(steps["median_ms"], steps["p75_ms"], strict=True)):
         ax.annotate(
-            _fmt_ms(v),
+            fmt.ms(v),
             (max(v, hi_v), y),
             xytext=(6, 0),
             textcoords="offset points",
@@ -301,7 +294,7 @@ def overhead_share(steps: pd.DataFrame) -> Figure:
             markevery=(row.name * 3 % 20, 25),
             markeredgecolor="black",
             markeredgewidth=0.4,
-            label=f"{row['engine']} ({_fmt_ms(row['median_ms'])}/step)",
+            label=f"{row['engine']} ({fmt.ms(row['median_ms'])}/step)",
         )
     for pct in (1, 5, 10):
         ax.axhline(pct, color="grey", lw=0.8, ls=":")
@@ -378,16 +371,16 @@ def footprint(fp: pd.DataFrame) -> Figure:
     engines = list(fp["engine"])
     fig = _fig(11, 0.9 + 0.45 * len(engines))
     axes = fig.subplots(1, 3, sharey=True)
-    for ax, col, label, fmt in (
-        (axes[0], "import_ms", "import time (ms)", "{:,.0f}"),
-        (axes[1], "modules", "modules loaded (count)", "{:,.0f}"),
-        (axes[2], "rss_mb", "resident memory added (MB)", "{:,.0f}"),
+    for ax, col, label, show in (
+        (axes[0], "import_ms", "import time (ms)", fmt.ms),
+        (axes[1], "modules", "modules loaded (count)", fmt.count),
+        (axes[2], "rss_mb", "resident memory added (MB)", fmt.count),
     ):
         values = pd.to_numeric(fp[col], errors="coerce")
         _engine_bars(ax, engines, list(values.fillna(0)))
         for y, v in enumerate(values):
             ax.annotate(
-                "n/a" if pd.isna(v) else fmt.format(v),
+                show(v, missing="n/a"),
                 (0 if pd.isna(v) else v, y),
                 xytext=(3, 0),
                 textcoords="offset points",
@@ -421,7 +414,7 @@ def ttft(tt: pd.DataFrame) -> Figure:
         float(tt["floor_ms"].max()) if "floor_ms" in tt and tt["floor_ms"].notna().any() else 0.0
     )
     if floor > 0:
-        a1.axvline(floor, color="grey", ls="--", lw=1, label=f"scripted floor ({_fmt_ms(floor)})")
+        a1.axvline(floor, color="grey", ls="--", lw=1, label=f"scripted floor ({fmt.ms(floor)})")
     a1.set_xlim(0, float(np.nanmax(tt["p95_ms"].fillna(tt["median_ms"]))) * 1.15)
     a1.set_xlabel("time to first token (ms; bar = median, whisker = IQR)")
     a1.set_title("Time to first token of the final answer")
@@ -432,7 +425,7 @@ def ttft(tt: pd.DataFrame) -> Figure:
     _engine_bars(a2, engines, list(extra.clip(lower=0)))
     for i, v in enumerate(extra):
         a2.annotate(
-            ("+" if v >= 0 else "−") + _fmt_ms(abs(v)),
+            fmt.signed(v),
             (max(v, 0), i),
             xytext=(4, 0),
             textcoords="offset points",
@@ -454,12 +447,7 @@ def debuggability(dbg: pd.DataFrame) -> Figure:
     """Recall of the key facts against the bytes of debug output: one panel per engine, its
     modes labelled, every other engine's modes in grey behind for comparison."""
     dbg = _require(dbg, "debuggability scores", "recall")
-    d = dbg.assign(
-        recall=pd.to_numeric(dbg["recall"], errors="coerce"),
-        bytes=pd.to_numeric(dbg["bytes"], errors="coerce"),
-    )
-    pts = d.groupby(["engine", "mode"]).agg(recall=("recall", "mean"), bytes=("bytes", "median"))
-    pts = pts.reset_index().dropna(subset=["recall", "bytes"])
+    pts = analysis.debug_mode_table(dbg).dropna(subset=["recall", "bytes"])
     pts = pts[pts["bytes"] > 0]  # a mode with no output (none/off) has nothing to place
     if pts.empty:
         raise NoData("no debuggability scores with both recall and bytes")

@@ -1,23 +1,25 @@
 """The one adapter: a run directory written by ``schedbench run`` → a ``RunData``.
 
-Reads (formats in docs/measurement.md and docs/debuggability.md):
+The run folder is read by ``bench.results.load.load_run_folder`` (meta.json checked, every
+row typed, corrupt lines counted); this module turns it into the report's frames:
 
 - ``meta.json``         → ``RunData.meta`` (and the scenario directory of the run)
 - ``runs.jsonl``        → ``runs`` (the latest *timed* rows; crashed rows become ``error``)
 - scenario YAML files   → ``scenarios`` (descriptions, tags, base expectations)
-- ``footprint.csv``     → ``footprint`` (the pristine-interpreter import probe per engine)
-- ``throughput.csv``    → ``throughput``
+- ``footprint.jsonl``   → ``footprint`` (per engine: the pristine-interpreter import probe,
+  ``bench.results.metrics.footprint_by_engine``)
+- ``throughput.jsonl``  → ``throughput`` (``bench.results.metrics.throughput_level``)
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
 - the repository        → ``code_size`` (counted now, by ``bench.report.codesize``)
 
-Anything missing or unreadable becomes ``None`` plus a note for the caveats, never an
-exception: a report of a partial run is still a report.
+A corrupt meta.json is an error (``bench.results.load.BadMeta``, one line); anything missing
+becomes ``None`` plus a note for the caveats, and so do corrupt rows (counted, with their
+line numbers): a report of a partial run is still a report.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -26,26 +28,12 @@ import pandas as pd
 
 from bench.report import codesize
 from bench.report.model import FAULT_TAGS, RunData
-from bench.results import (
-    FOOTPRINT_CSV,
-    META,
-    RUNS,
-    THROUGHPUT_CSV,
-    latest,
-    read_jsonl,
-    timed_rows,
-)
+from bench.results import metrics
+from bench.results.files import FOOTPRINT, THROUGHPUT
+from bench.results.load import NotARunFolder, RunFolder, load_run_folder
+from bench.results.rows import RunRow, TtftRow
 
-TTFT_JSONL = "ttft.jsonl"
-TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
-
-DEBUG_CSV = "debuggability.csv"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-class NotARunDir(ValueError):
-    """The directory holds no ``runs.jsonl``."""
-
 
 _RUN_FIELDS = (
     "engine",
@@ -70,15 +58,18 @@ _RUN_FIELDS = (
     "tools",
     "round",
     "repeat",
+    "crashed",
 )
 
 
-def _runs(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def _runs(rows: list[RunRow]) -> pd.DataFrame:
     records = []
-    for row in timed_rows(rows):
-        rec = {name: row.get(name) for name in _RUN_FIELDS}
-        rec["latency_profile"] = row.get("latency") or "zero"
-        if row.get("crashed"):
+    for row in rows:
+        rec = {name: getattr(row, name) for name in _RUN_FIELDS}
+        for name in ("request_prompt_tokens", "tools"):
+            rec[name] = list(rec[name])
+        rec["latency_profile"] = row.latency or "zero"
+        if row.crashed:
             rec["status"] = "error"
             rec["error"] = rec.get("error") or "the worker process crashed during this run"
             rec["termination"] = rec.get("termination") or "worker_crash"
@@ -86,21 +77,18 @@ def _runs(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(records)
 
 
-def _ttft(rows: list[dict[str, Any]]) -> pd.DataFrame | None:
-    records = []
-    for row in latest(rows, TTFT_KEY):
-        if row.get("phase") != "timed":
-            continue
-        records.append(
-            {
-                "engine": row.get("engine"),
-                "scenario": row.get("scenario"),
-                "latency_profile": row.get("latency"),
-                "status": "error" if row.get("crashed") else row.get("status"),
-                "ttft_ms": row.get("ttft_ms"),
-                "floor_ttft_ms": row.get("floor_ttft_ms"),
-            }
-        )
+def _ttft(rows: list[TtftRow]) -> pd.DataFrame | None:
+    records = [
+        {
+            "engine": row.engine,
+            "scenario": row.scenario,
+            "latency_profile": row.latency,
+            "status": "error" if row.crashed else row.status,
+            "ttft_ms": row.ttft_ms,
+            "floor_ttft_ms": row.floor_ttft_ms,
+        }
+        for row in rows
+    ]
     return pd.DataFrame(records) if records else None
 
 
@@ -137,18 +125,6 @@ def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.Da
     return pd.DataFrame(rows) if rows else None
 
 
-def _read_csv(path: Path, what: str, notes: list[str]) -> pd.DataFrame | None:
-    if not path.exists():
-        notes.append(f"{path.name} not found: {what} not measured in this run.")
-        return None
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        notes.append(f"{path.name} unreadable ({exc}): {what} left out.")
-        return None
-    return frame if not frame.empty else None
-
-
 def _first(frame: pd.DataFrame, *columns: str) -> pd.Series:
     """The first of ``columns`` that has values, row by row."""
     out = pd.Series([math.nan] * len(frame), index=frame.index, dtype=float)
@@ -158,9 +134,17 @@ def _first(frame: pd.DataFrame, *columns: str) -> pd.Series:
     return out
 
 
-def _footprint(frame: pd.DataFrame | None) -> pd.DataFrame | None:
-    if frame is None or "engine" not in frame:
+def _missing(folder: RunFolder, name: str, what: str, notes: list[str]) -> bool:
+    if (folder.directory / name).exists():
+        return False
+    notes.append(f"{name} not found: {what} not measured in this run.")
+    return True
+
+
+def _footprint(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
+    if _missing(folder, FOOTPRINT, "import footprint", notes) or not folder.footprint:
         return None
+    frame = pd.DataFrame(metrics.footprint_by_engine(folder.footprint))
     out = pd.DataFrame({"engine": frame["engine"].astype(str)})
     # the pristine-interpreter probe (what a service importing the engine pays) first,
     # the measurement worker's numbers (on top of the harness) as a fallback
@@ -172,54 +156,58 @@ def _footprint(frame: pd.DataFrame | None) -> pd.DataFrame | None:
     return out
 
 
-def _throughput(frame: pd.DataFrame | None) -> pd.DataFrame | None:
-    if frame is None or "engine" not in frame:
+def _throughput(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
+    if _missing(folder, THROUGHPUT, "throughput", notes):
         return None
-    if "crashed" in frame:
-        frame = frame[~frame["crashed"].astype(str).str.lower().isin(("true", "1"))]
+    levels = [metrics.throughput_level(row) for row in folder.throughput if not row.crashed]
+    if not levels:
+        return None
+    frame = pd.DataFrame(levels)
     return pd.DataFrame(
         {
             "engine": frame["engine"].astype(str),
-            "latency_profile": frame.get("latency", "zero"),
-            "concurrency": pd.to_numeric(frame["concurrency"], errors="coerce"),
+            "latency_profile": frame["latency"],
+            "concurrency": frame["concurrency"],
             "runs_per_s": _first(frame, "runs_per_s"),
-            "p50_ms": _first(frame, "latency_p50_ms", "p50_ms"),
-            "p95_ms": _first(frame, "latency_p95_ms", "p95_ms"),
-            "p99_ms": _first(frame, "latency_p99_ms", "p99_ms"),
+            "p50_ms": _first(frame, "latency_p50_ms"),
+            "p95_ms": _first(frame, "latency_p95_ms"),
+            "p99_ms": _first(frame, "latency_p99_ms"),
             "cpu_ms_per_run": _first(frame, "cpu_ms_per_run"),
             "errors": _first(frame, "errors"),
-            "scenario": frame.get("scenario"),
+            "scenario": frame["scenario"],
         }
     )
 
 
+def _debuggability(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
+    if folder.debuggability is None:
+        notes.append("debuggability.csv not found: debuggability not measured in this run.")
+        return None
+    frame = pd.DataFrame([row.model_dump() for row in folder.debuggability])
+    return frame if not frame.empty else None
+
+
 def load_run_dir(run_dir: Path | str, *, repo_root: Path | None = REPO_ROOT) -> RunData:
-    """Read a run directory (see the module docstring); ``NotARunDir`` if it holds no runs."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise NotARunDir(f"{run_dir}: not a directory")
-    if not (run_dir / RUNS).exists():
-        raise NotARunDir(f"{run_dir}: no {RUNS} (not a schedbench run directory)")
-    notes: list[str] = []
-    meta: dict[str, Any] = {}
-    try:
-        meta = json.loads((run_dir / META).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        notes.append("meta.json not found: environment unknown.")
-    except ValueError as exc:
-        notes.append(f"meta.json unreadable ({exc}): environment unknown.")
-    runs = _runs(read_jsonl(run_dir / RUNS))
+    """Read a run directory (see the module docstring); ``NotARunFolder`` if it holds no
+    runs, ``BadMeta`` if its meta.json is corrupt (both: one line)."""
+    folder = load_run_folder(run_dir)
+    notes = list(folder.notes)
+    skipped = folder.skipped_summary()
+    if skipped:
+        notes.append(f"{skipped}: left out of every number in this report.")
+    meta = folder.meta
+    runs = _runs(folder.timed_runs)
     if runs.empty:
-        raise NotARunDir(f"{run_dir}: {RUNS} holds no timed runs")
+        raise NotARunFolder(f"{folder.directory}: runs.jsonl holds no timed runs")
     if meta and not meta.get("complete", True):
         notes.append("The run did not complete (meta.json: complete = false): numbers are partial.")
-    if (meta.get("config") or {}).get("quick"):
+    if folder.config.get("quick"):
         notes.append("A --quick run: one round and few repeats; a smoke test, not a measurement.")
     scenarios = _scenarios(meta, set(runs["scenario"].dropna()), notes)
-    footprint = _footprint(_read_csv(run_dir / FOOTPRINT_CSV, "import footprint", notes))
-    throughput = _throughput(_read_csv(run_dir / THROUGHPUT_CSV, "throughput", notes))
-    debug = _read_csv(run_dir / DEBUG_CSV, "debuggability", notes)
-    ttft = _ttft(read_jsonl(run_dir / TTFT_JSONL))
+    footprint = _footprint(folder, notes)
+    throughput = _throughput(folder, notes)
+    debug = _debuggability(folder, notes)
+    ttft = _ttft(folder.timed_ttft)
     code = codesize.measure(repo_root) if repo_root is not None else None
     return RunData(
         runs=runs,
@@ -230,6 +218,6 @@ def load_run_dir(run_dir: Path | str, *, repo_root: Path | None = REPO_ROOT) -> 
         debuggability=debug,
         code_size=code,
         ttft=ttft,
-        run_dir=run_dir,
+        run_dir=folder.directory,
         notes=tuple(notes),
     )

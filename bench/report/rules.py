@@ -14,6 +14,7 @@ from typing import Literal
 
 from bench.report.analysis import REFERENCE_LLM_LATENCY_MS, Facts
 from bench.report.model import RAW
+from bench.results import fmt
 
 Verdict = Literal["supported", "partly", "refuted", "not measured"]
 
@@ -82,34 +83,6 @@ def _band_ge(value: float, bands: tuple[tuple[float, int], ...]) -> int:
     return 1
 
 
-def fmt_ms(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "n/a"
-    if v >= 100:
-        return f"{v:,.0f} ms"
-    if v >= 10:
-        return f"{v:.1f} ms"
-    if v >= 1:
-        return f"{v:.2f} ms"
-    return f"{v * 1000:.0f} µs"
-
-
-def fmt_x(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "n/a"
-    return f"{v:.1f}×" if v < 100 else f"{v:,.0f}×"
-
-
-def fmt_signed_ms(v: float) -> str:
-    return ("+" if v >= 0 else "−") + fmt_ms(abs(v))
-
-
-def fmt_pct(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "n/a"
-    return f"{v * 100:.2f} %" if v < 0.1 else f"{v * 100:.0f} %"
-
-
 # ---------------------------------------------------------------------------------------------
 # decision matrix
 
@@ -158,9 +131,9 @@ def rate_performance(f: Facts) -> Rating:
         return None if v is None else _band_le(v / raw, T.PERF_BANDS)
 
     basis = (
-        f"{f.langchain}: {fmt_ms(lc)}/step ({fmt_x(lc / raw if lc else None)} raw); "
-        f"{f.self_built}: {fmt_ms(sb)}/step ({fmt_x(sb / raw if sb else None)} raw); "
-        f"raw {fmt_ms(raw)}/step"
+        f"{f.langchain}: {fmt.ms(lc)}/step ({fmt.ratio(lc / raw if lc else None)} raw); "
+        f"{f.self_built}: {fmt.ms(sb)}/step ({fmt.ratio(sb / raw if sb else None)} raw); "
+        f"raw {fmt.ms(raw)}/step"
     )
     others = [
         (e, _band_le(v / raw, T.PERF_BANDS))
@@ -179,7 +152,7 @@ def rate_debuggability(f: Facts) -> Rating:
         "within 0.05 of the best recall): ≥0.9 ★★★★★, ≥0.75 ★★★★, ≥0.5 ★★★, ≥0.25 ★★, below ★; "
         f"one star off when its bytes per fact exceed {T.DEBUG_NOISE_FACTOR:g}× the other "
         f"side's; one star off when no mode locates the failing step in at least "
-        f"{T.DEBUG_LOCALISED_MIN:.0%} of the fault scenarios"
+        f"{fmt.pct(T.DEBUG_LOCALISED_MIN, decimals=0)} of the fault scenarios"
     )
     lc, sb = _get(f.debug_recall, f.langchain), _get(f.debug_recall, f.self_built)
     if lc is None and sb is None:
@@ -204,7 +177,7 @@ def rate_debuggability(f: Facts) -> Rating:
         bpf_text = "n/a" if bpf is None else f"{bpf:,.0f}"
         recall_text = "n/a" if recall is None else f"{recall:.2f}"
         located = _get(f.debug_localised, engine)
-        loc_text = "n/a" if located is None else f"{located:.0%}"
+        loc_text = fmt.pct(located, decimals=0, missing="n/a")
         return (
             f"{engine} ({mode}): recall {recall_text}, {bpf_text} bytes/fact, failing step "
             f"located in {loc_text} of fault scenarios (best mode)"
@@ -259,7 +232,7 @@ def rate_production(f: Facts) -> Rating:
 def _share_of(share: float | None, n: int) -> str:
     if share is None:
         return "n/a"
-    return f"{round(share * n)}/{n}" if n else fmt_pct(share)
+    return f"{round(share * n)}/{n}" if n else fmt.pct(share)
 
 
 def rate_dev_speed_simple(f: Facts) -> Rating:
@@ -334,9 +307,9 @@ def claim_overhead(f: Facts) -> Claim:
     text = "Performance overhead: serialisation and long callback chains make LangChain slow."
     rule = (
         f"ratio = {f.langchain} ÷ {f.self_built} framework overhead per LLM step; share = "
-        f"{f.langchain}'s overhead as a share of a step with a {REFERENCE_LLM_LATENCY_MS:,.0f} ms "
+        f"{f.langchain}'s overhead as a share of a step with a {fmt.ms(REFERENCE_LLM_LATENCY_MS)} "
         f"LLM call. supported: ratio ≥ {T.OVERHEAD_RATIO_SUPPORTED:g} and share ≥ "
-        f"{fmt_pct(T.OVERHEAD_SHARE_SIGNIFICANT)}; refuted: ratio < "
+        f"{fmt.pct(T.OVERHEAD_SHARE_SIGNIFICANT)}; refuted: ratio < "
         f"{T.OVERHEAD_RATIO_REFUTED:g}; otherwise partly (e.g. slower, but small next to the LLM)"
     )
     lc, sb = _get(f.step_ms, f.langchain), _get(f.step_ms, f.self_built)
@@ -345,9 +318,9 @@ def claim_overhead(f: Facts) -> Claim:
     ratio = lc / max(sb, T.MIN_STEP_MS)
     share = lc / (lc + REFERENCE_LLM_LATENCY_MS)
     measured = (
-        f"{f.langchain} {fmt_ms(lc)} vs {f.self_built} {fmt_ms(sb)} per LLM step "
-        f"({fmt_x(ratio)}); at {REFERENCE_LLM_LATENCY_MS:,.0f} ms per LLM call that is "
-        f"{fmt_pct(share)} of end-to-end time"
+        f"{f.langchain} {fmt.ms(lc)} vs {f.self_built} {fmt.ms(sb)} per LLM step "
+        f"({fmt.ratio(ratio)}); at {fmt.ms(REFERENCE_LLM_LATENCY_MS)} per LLM call that is "
+        f"{fmt.pct(share)} of end-to-end time"
     )
     verdict = _verdict(
         ratio >= T.OVERHEAD_RATIO_SUPPORTED and share >= T.OVERHEAD_SHARE_SIGNIFICANT,
@@ -374,11 +347,11 @@ def claim_callbacks(f: Facts) -> Claim:
     stream_off = _get(f.step_ms, "lc-agentexecutor-nostream")
     stream = stream_on / stream_off if stream_on and stream_off else None
     measured = (
-        f"CPU per LLM step: {f.langchain} {fmt_ms(lc)}, {f.self_built} {fmt_ms(sb)} "
-        f"({fmt_x(layers)})"
+        f"CPU per LLM step: {f.langchain} {fmt.ms(lc)}, {f.self_built} {fmt.ms(sb)} "
+        f"({fmt.ratio(layers)})"
     )
     if stream is not None:
-        measured += f"; streaming AgentExecutor costs {fmt_x(stream)} its non-streaming twin"
+        measured += f"; streaming AgentExecutor costs {fmt.ratio(stream)} its non-streaming twin"
     supported = layers >= T.CALLBACK_RATIO_SUPPORTED and (
         stream is None or stream >= T.CALLBACK_STREAM_FACTOR
     )
@@ -399,10 +372,10 @@ def claim_tokens(f: Facts) -> Claim:
     if not lcs:
         return Claim("tokens", text, "token overhead not measured", rule, "not measured")
     big = [e for e, v in lcs.items() if v >= T.TOKENS_PER_ROUND_MIN]
-    parts = [f"{e} {v:+.0f}" for e, v in lcs.items()]
+    parts = [f"{e} {fmt.signed(v, fmt.count)}" for e, v in lcs.items()]
     sb = _get(f.token_overhead, f.self_built)
     if sb is not None:
-        parts.append(f"{f.self_built} {sb:+.0f}")
+        parts.append(f"{f.self_built} {fmt.signed(sb, fmt.count)}")
     measured = "tokens per request vs raw: " + ", ".join(parts)
     return Claim("tokens", text, measured, rule, _verdict(len(big) == len(lcs), not big))
 
@@ -414,9 +387,9 @@ def claim_streaming(f: Facts) -> Claim:
         "TTFT minus the raw loop's; without raw, minus the part the mock scripts): ratio = "
         "LangChain ÷ "
         "scheduler-stream (else scheduler), added = the difference. supported: ratio ≥ "
-        f"{T.TTFT_RATIO_SUPPORTED:g} and added ≥ {fmt_pct(T.TTFT_SHARE_SIGNIFICANT)} of a "
-        f"{T.REFERENCE_TTFT_MS:.0f} ms hosted-model TTFT; refuted: ratio < "
-        f"{T.TTFT_RATIO_REFUTED:g} or added < {fmt_pct(T.TTFT_SHARE_NEGLIGIBLE)} of it; "
+        f"{T.TTFT_RATIO_SUPPORTED:g} and added ≥ {fmt.pct(T.TTFT_SHARE_SIGNIFICANT)} of a "
+        f"{fmt.ms(T.REFERENCE_TTFT_MS)} hosted-model TTFT; refuted: ratio < "
+        f"{T.TTFT_RATIO_REFUTED:g} or added < {fmt.pct(T.TTFT_SHARE_NEGLIGIBLE)} of it; "
         "otherwise partly"
     )
     extra = f.ttft_extra_ms or f.ttft_ms
@@ -429,14 +402,14 @@ def claim_streaming(f: Facts) -> Claim:
     lc = lcs[engine]
     ratio = max(lc, 0.0) / max(sb, T.MIN_STEP_MS)
     added = lc - sb
-    parts = [f"{e} {fmt_signed_ms(v)}" for e, v in lcs.items()]
+    parts = [f"{e} {fmt.signed(v)}" for e, v in lcs.items()]
     measured = (
-        f"added to TTFT: {self_name} {fmt_signed_ms(sb)}; "
+        f"added to TTFT: {self_name} {fmt.signed(sb)}; "
         + ", ".join(parts)
-        + f" ({engine}: {fmt_x(ratio)}, {fmt_signed_ms(added)})"
+        + f" ({engine}: {fmt.ratio(ratio)}, {fmt.signed(added)})"
     )
     if engine in f.ttft_ms and self_name in f.ttft_ms:
-        measured += f"; TTFT {fmt_ms(f.ttft_ms[engine])} vs {fmt_ms(f.ttft_ms[self_name])}"
+        measured += f"; TTFT {fmt.ms(f.ttft_ms[engine])} vs {fmt.ms(f.ttft_ms[self_name])}"
     supported = (
         ratio >= T.TTFT_RATIO_SUPPORTED and added >= T.TTFT_SHARE_SIGNIFICANT * T.REFERENCE_TTFT_MS
     )
@@ -514,7 +487,7 @@ def claim_qps(f: Facts) -> Claim:
         "1000 ÷ CPU ms per run), best LangChain engine vs the self-built one. supported: "
         f"LangChain peaks below {low:.0f} while {f.self_built} reaches {T.QPS_CLAIMED:.0f}; "
         f"refuted: LangChain reaches {high:.0f}; otherwise partly (LangChain tops out at about "
-        f"{T.QPS_CLAIMED:.0f}, ±{T.QPS_MARGIN:.0%}, or neither reaches it)"
+        f"{T.QPS_CLAIMED:.0f}, ±{fmt.pct(T.QPS_MARGIN, decimals=0)}, or neither reaches it)"
     )
     peak = dict(f.peak_rps)
     source = "measured peak"
@@ -548,9 +521,9 @@ def claim_debugging(f: Facts) -> Claim:
         "fact, and the share of fault scenarios whose failing step some mode locates. "
         f"supported: LangChain recall ≤ self-built − {T.DEBUG_RECALL_GAP_SUPPORTED:g}, or its "
         f"bytes per fact ≥ {T.DEBUG_NOISE_SUPPORTED:g}× self-built's, or it locates "
-        f"≥ {T.DEBUG_LOCALISED_GAP_SUPPORTED:.0%} fewer failures; refuted: recall ≥ "
+        f"≥ {fmt.pct(T.DEBUG_LOCALISED_GAP_SUPPORTED, decimals=0)} fewer failures; refuted: recall ≥ "
         f"self-built − {T.DEBUG_RECALL_GAP_REFUTED:g} and bytes per fact ≤ "
-        f"{T.DEBUG_NOISE_REFUTED:g}× and at most {T.DEBUG_LOCALISED_GAP_REFUTED:.0%} fewer "
+        f"{T.DEBUG_NOISE_REFUTED:g}× and at most {fmt.pct(T.DEBUG_LOCALISED_GAP_REFUTED, decimals=0)} fewer "
         "failures located; otherwise partly"
     )
     lc, sb = _get(f.debug_recall, f.langchain), _get(f.debug_recall, f.self_built)
@@ -565,9 +538,9 @@ def claim_debugging(f: Facts) -> Claim:
         f"{f.self_built} ({f.debug_mode.get(f.self_built or '', '?')}) recall {sb:.2f}"
     )
     if noise is not None:
-        measured += f"; bytes per fact {lb:,.0f} vs {sbb:,.0f} ({fmt_x(noise)})"
+        measured += f"; bytes per fact {lb:,.0f} vs {sbb:,.0f} ({fmt.ratio(noise)})"
     if loc_gap is not None:
-        measured += f"; failing step located in {loc_lc:.0%} vs {loc_sb:.0%} of fault scenarios"
+        measured += f"; failing step located in {fmt.pct(loc_lc, decimals=0)} vs {fmt.pct(loc_sb, decimals=0)} of fault scenarios"
     supported = (
         lc <= sb - T.DEBUG_RECALL_GAP_SUPPORTED
         or (noise is not None and noise >= T.DEBUG_NOISE_SUPPORTED)

@@ -30,30 +30,11 @@ from bench.report.document import (
     slug,
 )
 from bench.report.model import RAW, RunData, is_langchain, order_engines
-from bench.report.rules import (
-    UNMEASURED_CLAIMS,
-    Claim,
-    Rating,
-    fmt_ms,
-    fmt_pct,
-    fmt_x,
-    stars_text,
-)
+from bench.report.rules import UNMEASURED_CLAIMS, Claim, Rating, stars_text
+from bench.results import fmt, stats
 
 P = Paragraph.of
 ChartSlot = Figure | Note
-
-
-def _num(v: Any, fmt: str = "{:,.1f}") -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)) or pd.isna(v):
-        return "–"
-    return fmt.format(v)
-
-
-def _ms(v: Any) -> str:
-    if v is None or pd.isna(v):
-        return "–"
-    return fmt_ms(float(v))
 
 
 def _latency_text(ms: float) -> str:
@@ -61,9 +42,7 @@ def _latency_text(ms: float) -> str:
         return "n/a"
     if ms <= 0:
         return "any"
-    if ms >= 1000:
-        return f"{ms / 1000:,.1f} s"
-    return f"{ms:,.0f} ms"
+    return fmt.ms(ms, seconds_from=1000)
 
 
 def _slot(charts: Mapping[str, ChartSlot], key: str) -> list[Block]:
@@ -92,19 +71,19 @@ def executive_summary(
     raw_step = facts.step_ms.get(RAW)
     if lc_step is not None and sb_step is not None:
         text = (
-            f"Framework time: LangChain's {lc} spends {fmt_ms(lc_step)} per LLM step, "
-            f"{fmt_x(lc_step / max(sb_step, 1e-3))} the self-built {sb} ({fmt_ms(sb_step)})"
+            f"Framework time: LangChain's {lc} spends {fmt.ms(lc_step)} per LLM step, "
+            f"{fmt.ratio(lc_step / max(sb_step, 1e-3))} the self-built {sb} ({fmt.ms(sb_step)})"
         )
         if raw_step is not None:
-            text += f" and {fmt_x(lc_step / max(raw_step, 1e-3))} a bare httpx loop ({fmt_ms(raw_step)})"
+            text += f" and {fmt.ratio(lc_step / max(raw_step, 1e-3))} a bare httpx loop ({fmt.ms(raw_step)})"
         items.append(P(Strong("Speed. "), text + "."))
         share = analysis.overhead_share(lc_step, REFERENCE_LLM_LATENCY_MS)
         l1 = analysis.breakeven_latency(lc_step, 0.01)
         items.append(
             P(
                 Strong("Next to an LLM. "),
-                f"With {REFERENCE_LLM_LATENCY_MS:,.0f} ms per LLM call that overhead is "
-                f"{fmt_pct(share)} of end-to-end time; it stays under 1 % whenever calls take "
+                f"With {fmt.ms(REFERENCE_LLM_LATENCY_MS)} per LLM call that overhead is "
+                f"{fmt.pct(share)} of end-to-end time; it stays under 1 % whenever calls take "
                 f"longer than {_latency_text(l1)}.",
             )
         )
@@ -123,13 +102,13 @@ def executive_summary(
         items.append(
             P(
                 Strong("CPU. "),
-                f"A run costs {fmt_ms(facts.cpu_run_ms[lc])} of CPU with {lc} and "
-                f"{fmt_ms(facts.cpu_run_ms[sb])} with {sb}.",
+                f"A run costs {fmt.ms(facts.cpu_run_ms[lc])} of CPU with {lc} and "
+                f"{fmt.ms(facts.cpu_run_ms[sb])} with {sb}.",
             )
         )
     lc_tokens = {e: v for e, v in facts.token_overhead.items() if is_langchain(e)}
     if lc_tokens:
-        parts = ", ".join(f"{e} {v:+.0f}" for e, v in lc_tokens.items())
+        parts = ", ".join(f"{e} {fmt.signed(v, fmt.count)}" for e, v in lc_tokens.items())
         items.append(
             P(Strong("Tokens. "), f"Extra prompt tokens per request over the raw loop: {parts}.")
         )
@@ -149,28 +128,28 @@ def executive_summary(
         items.append(
             P(
                 Strong("Streaming. "),
-                f"The first token of the answer reaches the caller after {fmt_ms(lc_ttft)} "
-                f"through {lc} and {fmt_ms(sb_ttft)} through scheduler-stream: "
-                f"{fmt_ms(lc_x)} and {fmt_ms(sb_x)} more than through the raw loop.",
+                f"The first token of the answer reaches the caller after {fmt.ms(lc_ttft)} "
+                f"through {lc} and {fmt.ms(sb_ttft)} through scheduler-stream: "
+                f"{fmt.ms(lc_x)} and {fmt.ms(sb_x)} more than through the raw loop.",
             )
         )
     if lc in facts.debug_recall and sb in facts.debug_recall:
         text = (
             f"The most useful debug output of {lc} ({facts.debug_mode.get(lc or '', '?')}) shows "
-            f"{facts.debug_recall[lc]:.0%} of a run's key facts, {sb}'s "
-            f"({facts.debug_mode.get(sb or '', '?')}) {facts.debug_recall[sb]:.0%}"
+            f"{fmt.pct(facts.debug_recall[lc], decimals=0)} of a run's key facts, {sb}'s "
+            f"({facts.debug_mode.get(sb or '', '?')}) {fmt.pct(facts.debug_recall[sb], decimals=0)}"
         )
         loc_lc, loc_sb = facts.debug_localised.get(lc or ""), facts.debug_localised.get(sb or "")
         if loc_lc is not None and loc_sb is not None:
             text += (
-                f"; the failing step of a fault can be located in {loc_lc:.0%} of the fault "
-                f"scenarios with {lc}, {loc_sb:.0%} with {sb}"
+                f"; the failing step of a fault can be located in {fmt.pct(loc_lc, decimals=0)} of the fault "
+                f"scenarios with {lc}, {fmt.pct(loc_sb, decimals=0)} with {sb}"
             )
         items.append(P(Strong("Debugging. "), text + "."))
     if lc in facts.modules:
         text = f"Importing {lc} loads {facts.modules[lc]:,.0f} modules"
         if lc in facts.import_ms:
-            text += f" in {fmt_ms(facts.import_ms[lc])}"
+            text += f" in {fmt.ms(facts.import_ms[lc])}"
         if sb in facts.modules:
             text += f"; {sb} loads {facts.modules[sb]:,.0f}"
         if facts.scheduler_lines:
@@ -278,14 +257,14 @@ def when_to_choose(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot])
         rows.append(
             (
                 e,
-                fmt_ms(o),
+                fmt.ms(o),
                 *(
                     _latency_text(analysis.breakeven_latency(o, s))
                     for s in reversed(SHARE_THRESHOLDS)
                 ),
-                _ms(c),
-                _num(1000 / c if c else None, "{:,.0f}"),
-                _num(facts.peak_rps.get(e), "{:,.0f}"),
+                fmt.ms(c),
+                fmt.count(1000 / c if c else None),
+                fmt.count(facts.peak_rps.get(e)),
             )
         )
     table = Table(
@@ -324,12 +303,12 @@ def when_to_choose(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot])
             extra_rows.append(
                 (
                     e,
-                    fmt_ms(o - sb_step),
+                    fmt.ms(o - sb_step),
                     *(
                         _latency_text(analysis.breakeven_extra_latency(o, sb_step, s))
                         for s in reversed(SHARE_THRESHOLDS)
                     ),
-                    _num(1000 / extra_cpu if extra_cpu and extra_cpu > 0 else None, "{:,.0f}"),
+                    fmt.count(1000 / extra_cpu if extra_cpu and extra_cpu > 0 else None),
                 )
             )
     if extra_rows:
@@ -384,7 +363,7 @@ def _choose_bullets(facts: Facts, cpu: Mapping[str, float]) -> list[Paragraph]:
         out.append(
             P(
                 Strong("Tokens. "),
-                f"Text ReAct prompts cost {react:+.0f} tokens per request; tool-calling agents "
+                f"Text ReAct prompts cost {fmt.signed(react, fmt.count)} tokens per request; tool-calling agents "
                 "do not have that cost. Prefer tool calling, whichever loop you use.",
             )
         )
@@ -419,11 +398,11 @@ def performance(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
                     (
                         r["engine"],
                         str(r["runs"]),
-                        _ms(r["median_ms"]),
-                        _ms(r["p25_ms"]),
-                        _ms(r["p75_ms"]),
-                        _ms(r["p95_ms"]),
-                        _ms(r["cpu_median_ms"]),
+                        fmt.ms(r["median_ms"]),
+                        fmt.ms(r["p25_ms"]),
+                        fmt.ms(r["p75_ms"]),
+                        fmt.ms(r["p95_ms"]),
+                        fmt.ms(r["cpu_median_ms"]),
                     )
                     for _, r in steps.iterrows()
                 ),
@@ -455,7 +434,7 @@ def _throughput_tables(tp: pd.DataFrame) -> list[Block]:
             for c in levels:
                 if c in e.index:
                     r = e.loc[c]
-                    row += [_num(r["runs_per_s"]), _ms(r["p95_ms"])]
+                    row += [fmt.num(r["runs_per_s"]), fmt.ms(r["p95_ms"])]
                 else:
                     row += ["–", "–"]
             rows.append(tuple(row))
@@ -489,9 +468,9 @@ def tokens(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
                 tuple(
                     (
                         r["engine"],
-                        _num(r["tokens_per_request"], "{:,.0f}"),
-                        _num(r["overhead_per_request"], "{:+,.0f}"),
-                        _num(r.get("scenarios"), "{:,.0f}"),
+                        fmt.count(r["tokens_per_request"]),
+                        fmt.signed(r["overhead_per_request"], fmt.count),
+                        fmt.count(r.get("scenarios")),
                     )
                     for _, r in tok.iterrows()
                 ),
@@ -514,9 +493,9 @@ def footprint(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> S
                 tuple(
                     (
                         r["engine"],
-                        _ms(r["import_ms"]),
-                        _num(r["modules"], "{:,.0f}"),
-                        _num(r["rss_mb"], "{:,.0f}"),
+                        fmt.ms(r["import_ms"]),
+                        fmt.count(r["modules"]),
+                        fmt.count(r["rss_mb"]),
                     )
                     for _, r in fp.iterrows()
                 ),
@@ -531,8 +510,8 @@ def footprint(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> S
                     (
                         str(r["component"]),
                         str(r["path"]),
-                        _num(r["files"], "{:,.0f}"),
-                        _num(r["lines"], "{:,.0f}"),
+                        fmt.count(r["files"]),
+                        fmt.count(r["lines"]),
                     )
                     for _, r in data.code_size.iterrows()
                 ),
@@ -569,12 +548,12 @@ def debuggability(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
                     (
                         r["engine"],
                         str(r["mode"]),
-                        _num(r["scenarios"], "{:,.0f}"),
-                        _num(r["recall"], "{:.2f}"),
-                        _num(r["bytes"], "{:,.0f}"),
-                        _num(r["bytes_per_fact"], "{:,.0f}"),
-                        _num(r["localised"], "{:.0%}"),
-                        _ms(r["mode_cost_ms"]),
+                        fmt.count(r["scenarios"]),
+                        fmt.num(r["recall"], "{:.2f}"),
+                        fmt.count(r["bytes"]),
+                        fmt.count(r["bytes_per_fact"]),
+                        fmt.pct(r["localised"], decimals=0),
+                        fmt.ms(r["mode_cost_ms"]),
                     )
                     for _, r in agg.iterrows()
                 ),
@@ -642,14 +621,14 @@ def faults(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
 
 
 def per_scenario(data: RunData) -> Section:
-    stats = analysis.scenario_stats(data)
-    if stats.empty:
+    cells_table = analysis.scenario_stats(data)
+    if cells_table.empty:
         return Section("Per-scenario results", "per-scenario-results", (Note("No runs."),))
     sc = data.scenarios.set_index("scenario")
     answers = _sample_answers(data)
     subs = []
-    for scenario in sorted(stats["scenario"].unique()):
-        g = stats[stats["scenario"] == scenario]
+    for scenario in sorted(cells_table["scenario"].unique()):
+        g = cells_table[cells_table["scenario"] == scenario]
         blocks: list[Block] = []
         if scenario in sc.index:
             row = sc.loc[scenario]
@@ -664,26 +643,21 @@ def per_scenario(data: RunData) -> Section:
             )
         rows = []
         for _, r in g.iterrows():
-            ci = (
-                f"{_num(r['ci_low_ms'], '{:,.2f}')}–{_num(r['ci_high_ms'], '{:,.2f}')}"
-                if pd.notna(r["ci_low_ms"])
-                else "–"
-            )
             rows.append(
                 (
                     r["engine"],
                     r["status"],
-                    _ms(r["median_ms"]),
-                    ci,
-                    f"{_ms(r['p25_ms'])} – {_ms(r['p75_ms'])}",
-                    _ms(r["p95_ms"]),
-                    _ms(r["overhead_step_ms"]),
-                    _ms(r["cpu_ms"]),
-                    _num(r["llm_calls"], "{:g}"),
-                    _num(r["tool_calls"], "{:g}"),
-                    _num(r["tokens_per_request"], "{:,.0f}"),
-                    _num(r["token_overhead"], "{:+,.0f}"),
-                    _ms(r["ttft_ms"]),
+                    fmt.ms(r["median_ms"]),
+                    fmt.ms_range(r["ci_low_ms"], r["ci_high_ms"], digits=4),
+                    fmt.ms_range(r["p25_ms"], r["p75_ms"]),
+                    fmt.ms(r["p95_ms"]),
+                    fmt.ms(r["overhead_step_ms"]),
+                    fmt.ms(r["cpu_ms"]),
+                    fmt.num(r["llm_calls"], "{:g}"),
+                    fmt.num(r["tool_calls"], "{:g}"),
+                    fmt.count(r["tokens_per_request"]),
+                    fmt.signed(r["token_overhead"], fmt.count),
+                    fmt.ms(r["ttft_ms"]),
                     _short(answers.get((r["engine"], scenario), "")),
                 )
             )
@@ -693,7 +667,7 @@ def per_scenario(data: RunData) -> Section:
                     "engine",
                     "outcomes",
                     "median",
-                    "95 % CI (ms)",
+                    "95 % CI",
                     "IQR",
                     "p95",
                     "overhead / step",
@@ -710,7 +684,7 @@ def per_scenario(data: RunData) -> Section:
             )
         )
         subs.append(Section(scenario, f"scenario-{slug(scenario)}", tuple(blocks), collapsed=True))
-    overview = _scenario_overview(data, stats)
+    overview = _scenario_overview(data, cells_table)
     return Section(
         "Per-scenario results",
         "per-scenario-results",
@@ -727,8 +701,8 @@ def per_scenario(data: RunData) -> Section:
     )
 
 
-def _scenario_overview(data: RunData, stats: pd.DataFrame) -> Table:
-    engines = order_engines(stats["engine"])
+def _scenario_overview(data: RunData, cells_table: pd.DataFrame) -> Table:
+    engines = order_engines(cells_table["engine"])
     faults = set(data.fault_scenarios)
     ok = (
         data.runs.groupby(["engine", "scenario"])["expect_ok"].agg(
@@ -737,16 +711,16 @@ def _scenario_overview(data: RunData, stats: pd.DataFrame) -> Table:
         if "expect_ok" in data.runs
         else pd.Series(dtype=bool)
     )
-    cells = stats.set_index(["engine", "scenario"])
+    cells = cells_table.set_index(["engine", "scenario"])
     rows = []
-    for scenario in sorted(stats["scenario"].unique(), key=lambda s: (s in faults, s)):
+    for scenario in sorted(cells_table["scenario"].unique(), key=lambda s: (s in faults, s)):
         row: list[str] = [scenario + (" (fault)" if scenario in faults else "")]
         for engine in engines:
             if (engine, scenario) not in cells.index:
                 row.append("–")
                 continue
             mark = "" if ok.get((engine, scenario), True) else " ✗"
-            row.append(_ms(cells.loc[(engine, scenario), "median_ms"]) + mark)
+            row.append(fmt.ms(cells.loc[(engine, scenario), "median_ms"]) + mark)
         rows.append(tuple(row))
     return Table(
         ("scenario", *engines),
@@ -902,9 +876,12 @@ def caveats(data: RunData, skipped: Sequence[tuple[str, str]]) -> Section:
         )
     ok = runs[runs["status"] == "completed"]
     if len(ok):
-        cv = ok.groupby(["engine", "scenario"])["wall_ms"].agg(lambda s: s.std() / s.mean())
-        noisy = cv[cv > 0.5]
-        if len(noisy):
+        cv = [
+            stats.coefficient_of_variation(g["wall_ms"])
+            for _, g in ok.groupby(["engine", "scenario"])
+        ]
+        noisy = [v for v in cv if v > 0.5]
+        if noisy:
             items.append(
                 f"Noisy cells: {len(noisy)} engine × scenario cells have a coefficient of "
                 "variation above 50 % — prefer medians and the confidence intervals."

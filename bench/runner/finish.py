@@ -2,77 +2,72 @@
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import Any
 
-from bench import stats
-from bench.footprint import build_footprint_table
 from bench.metadata import now_iso
-from bench.results import (
-    FOOTPRINT,
-    FOOTPRINT_CSV,
-    RUNS,
-    SUMMARY,
-    THROUGHPUT,
-    THROUGHPUT_CSV,
-    TTFT,
-    TTFT_CSV,
+from bench.results import fmt, stats
+from bench.results.files import FOOTPRINT_CSV, SUMMARY, THROUGHPUT_CSV, TTFT_CSV
+from bench.results.load import RunFolder, finished_repeats, finished_ttft, load_run_folder
+from bench.summary import (
+    build_footprint_table,
+    build_summary,
+    build_throughput_table,
+    build_ttft_table,
+    write_csv,
 )
-from bench.summary import build_summary, build_throughput_table, build_ttft_table, write_csv
 
 
-def write_tables(store: Any, config: Any) -> tuple[Any, Any, Any]:
+@dataclass(frozen=True)
+class Tables:
+    """The run folder as read once, and the tables written from it."""
+
+    folder: RunFolder
+    summary: Any
+    footprint: Any
+    throughput: Any
+    ttft: Any
+
+
+def write_tables(store: Any, config: Any) -> Tables:
     """(Re)build summary.csv, footprint.csv, throughput.csv and ttft.csv from the JSON lines."""
-    summary = build_summary(
-        store.rows(RUNS),
-        seed=config.seed,
-        engine_order=config.engines,
-        scenario_order=config.scenarios,
+    folder = load_run_folder(store.directory, require_runs=False)
+    tables = Tables(
+        folder=folder,
+        summary=build_summary(
+            folder.runs,
+            seed=config.seed,
+            engine_order=config.engines,
+            scenario_order=config.scenarios,
+        ),
+        footprint=build_footprint_table(folder.footprint),
+        throughput=build_throughput_table(folder.throughput),
+        ttft=build_ttft_table(folder.ttft, engine_order=config.engines),
     )
-    footprint = build_footprint_table(store.rows(FOOTPRINT))
-    throughput = build_throughput_table(store.rows(THROUGHPUT))
-    write_csv(summary, store.path(SUMMARY))
-    write_csv(footprint, store.path(FOOTPRINT_CSV))
-    write_csv(throughput, store.path(THROUGHPUT_CSV))
-    write_csv(ttft_table(store, config), store.path(TTFT_CSV))
-    return summary, footprint, throughput
-
-
-def ttft_table(store: Any, config: Any) -> Any:
-    return build_ttft_table(store.rows(TTFT), engine_order=config.engines)
-
-
-def _ms(value: Any) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    value = float(value)
-    if value < 1:
-        return f"{value:.3f}"
-    if value < 100:
-        return f"{value:.2f}"
-    return f"{value:.0f}"
-
-
-def _num(value: Any, fmt: str = "{:.0f}") -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "–"
-    return fmt.format(value)
+    write_csv(tables.summary, store.path(SUMMARY))
+    write_csv(tables.footprint, store.path(FOOTPRINT_CSV))
+    write_csv(tables.throughput, store.path(THROUGHPUT_CSV))
+    write_csv(tables.ttft, store.path(TTFT_CSV))
+    return tables
 
 
 def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[str, ...]) -> Any:
     """One row per engine: the headline numbers of the run."""
     from rich.table import Table
 
-    table = Table(title="Per engine (medians; ratio = geometric mean over scenarios of median/raw)")
+    table = Table(
+        title="Per engine (medians over scenarios; × raw = geometric mean over scenarios of "
+        "median/raw's)"
+    )
     for column in (
         "engine",
         "runs",
         "errors",
         "× raw",
-        "overhead/step ms",
-        "CPU ms",
+        "overhead/step",
+        "CPU",
         "tokens/req vs raw",
-        "import ms",
+        "import",
         "peak RSS MB",
         "runs/s c=1",
         "unstable",
@@ -94,19 +89,19 @@ def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[s
             else throughput
         )
         import_ms = fp["stack_import_ms"].iloc[0] if not fp.empty else None
-        if import_ms is None or (isinstance(import_ms, float) and math.isnan(import_ms)):
+        if stats.number(import_ms) is None:
             import_ms = fp["engine_import_ms"].iloc[0] if not fp.empty else None
         table.add_row(
             engine,
             str(int(mine["n"].sum())),
             str(int(mine["status_error"].sum())),
-            _num(stats.geometric_mean(mine["ratio_to_raw"]), "{:.2f}x"),
-            _ms(mine["overhead_per_step_ms_median"].median()),
-            _ms(mine["cpu_ms_median"].median()),
-            _num(mine["token_overhead_per_request"].mean(), "{:+.0f}"),
-            _num(import_ms),
-            _num(fp["peak_rss_mb"].iloc[0] if not fp.empty else None),
-            _num(tp["runs_per_s"].iloc[0] if not tp.empty else None, "{:.1f}"),
+            fmt.ratio(stats.geometric_mean(mine["ratio_to_raw"]), digits=2),
+            fmt.ms(stats.median(mine["overhead_per_step_ms_median"])),
+            fmt.ms(stats.median(mine["cpu_ms_median"])),
+            fmt.signed(stats.mean(mine["token_overhead_per_request"]), fmt.count),
+            fmt.ms(import_ms),
+            fmt.count(fp["peak_rss_mb"].iloc[0] if not fp.empty else None),
+            fmt.num(tp["runs_per_s"].iloc[0] if not tp.empty else None),
             str(int(mine["unstable"].fillna(False).astype(bool).sum())),
         )
     return table
@@ -117,7 +112,7 @@ def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
     from rich.table import Table
 
     table = Table(
-        title=f"Median wall ms per run — {latency} latency (! unstable spread, ✗ not as expected)"
+        title=f"Median wall time per run — {latency} latency (! unstable spread, ✗ not as expected)"
     )
     table.add_column("scenario")
     for engine in engines:
@@ -136,7 +131,7 @@ def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
                 if row["expect_ok_rate"] == row["expect_ok_rate"] and row["expect_ok_rate"] < 1
                 else ""
             )
-            cells.append(f"{_ms(row['wall_ms_median'])}{mark}")
+            cells.append(f"{fmt.ms(row['wall_ms_median'])}{mark}")
         table.add_row(scenario, *cells)
     return table
 
@@ -146,7 +141,7 @@ def ttft_console_table(ttft: Any) -> Any:
     from rich.table import Table
 
     table = Table(
-        title="Time to first token of the final answer (ms, medians; floor = scripted by the mock)"
+        title="Time to first token of the final answer (medians; floor = scripted by the mock)"
     )
     for column in ("engine", "scenario", "runs", "TTFT", "p95", "floor", "extra", "vs raw"):
         table.add_column(column, justify="left" if column in ("engine", "scenario") else "right")
@@ -155,11 +150,11 @@ def ttft_console_table(ttft: Any) -> Any:
             str(row["engine"]),
             str(row["scenario"]),
             f"{int(row['n_ttft'])}/{int(row['n'])}",
-            _ms(row["ttft_ms_median"]),
-            _ms(row["ttft_ms_p95"]),
-            _ms(row["floor_ttft_ms"]),
-            _num(row["extra_ttft_ms"], "{:+.1f}"),
-            _num(row["extra_ttft_vs_raw_ms"], "{:+.1f}"),
+            fmt.ms(row["ttft_ms_median"]),
+            fmt.ms(row["ttft_ms_p95"]),
+            fmt.ms(row["floor_ttft_ms"]),
+            fmt.signed(row["extra_ttft_ms"]),
+            fmt.signed(row["extra_ttft_vs_raw_ms"]),
         )
     return table
 
@@ -171,17 +166,16 @@ def finish_run(
 
     from rich.console import Console
 
-    from bench.results import finished_repeats, finished_ttft
     from bench.runner.plan import build_plan, build_ttft_plan
     from scenarios import load_scenarios
 
-    summary, footprint, throughput = write_tables(store, config)
-    rows = store.rows(RUNS)
+    tables = write_tables(store, config)
+    summary, footprint, throughput = tables.summary, tables.footprint, tables.throughput
     scenarios = load_scenarios(config.scenario_dir)
-    left = build_plan(config, scenarios, finished_repeats(rows))
+    left = build_plan(config, scenarios, finished_repeats(tables.folder.runs))
     lost_levels = int(throughput["crashed"].sum()) if not throughput.empty else 0
     ttft_done = finished_ttft(
-        store.rows(TTFT), config.ttft_scenario, config.ttft_latency, config.transport
+        tables.folder.ttft, config.ttft_scenario, config.ttft_latency, config.transport
     )
     ttft_left = sum(len(b.repeats) for b in build_ttft_plan(config, scenarios, ttft_done))
     complete = left.timed_runs == 0 and lost_levels == 0 and ttft_left == 0
@@ -207,9 +201,8 @@ def finish_run(
         console.print(engine_table(summary, footprint, throughput, config.engines))
         for latency in config.latencies:
             console.print(scenario_table(summary, config.engines, latency))
-    ttft = ttft_table(store, config)
-    if not ttft.empty:
-        console.print(ttft_console_table(ttft))
+    if not tables.ttft.empty:
+        console.print(ttft_console_table(tables.ttft))
     resumed = f" ({outcome.skipped_runs} measured before)" if outcome.skipped_runs else ""
     ttft_runs = f" + {outcome.ttft_runs} TTFT runs" if outcome.ttft_runs else ""
     console.print(
@@ -217,6 +210,9 @@ def finish_run(
         f"{store.directory} "
         f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv)"
     )
+    skipped = tables.folder.skipped_summary()
+    if skipped:
+        print(f"warning: {skipped}; left out of every table", flush=True)
     if not complete:
         print(
             f"incomplete: {left.timed_runs} runs, {ttft_left} TTFT runs and {lost_levels} "

@@ -24,17 +24,9 @@ from typing import IO, Any
 
 from bench.footprint import ENGINE_STACKS, ENGINE_WARMUPS, probe_stack
 from bench.metadata import PROJECT_ROOT
-from bench.results import (
-    FOOTPRINT,
-    RUNS,
-    THROUGHPUT,
-    THROUGHPUT_KEY,
-    TTFT,
-    RunStore,
-    finished_repeats,
-    finished_ttft,
-    latest,
-)
+from bench.results.files import FOOTPRINT, RUNS, THROUGHPUT, THROUGHPUT_KEY, TTFT
+from bench.results.load import finished_repeats, finished_ttft, key_of, latest
+from bench.results.store import RunStore
 from bench.runner.plan import (
     Batch,
     RunConfig,
@@ -367,12 +359,8 @@ class Orchestrator:
                 stacks.setdefault(key, []).append(engine)
         done: dict[Stack, int] = {}
         for row in self.store.rows(FOOTPRINT):
-            if (
-                row.get("kind") == "stack"
-                and row.get("status") == "ok"
-                and row.get("probe_of") is None
-            ):
-                key = (tuple(row.get("stack") or ()), row.get("warmup") or "")
+            if row.kind == "stack" and row.status == "ok" and row.probe_of is None:
+                key = (row.stack, row.warmup)
                 done[key] = done.get(key, 0) + 1
         order = tuple(stacks)
         todo = [
@@ -565,9 +553,9 @@ class Orchestrator:
         config = self.config
         scenario = config.throughput_scenario or self.reference
         done = {
-            tuple(row.get(k) for k in THROUGHPUT_KEY)
+            key_of(row, THROUGHPUT_KEY)
             for row in latest(self.store.rows(THROUGHPUT), THROUGHPUT_KEY)
-            if not row.get("crashed")
+            if not row.crashed
         }
         tasks = []
         for profile in config.throughput_profiles:

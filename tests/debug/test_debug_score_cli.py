@@ -14,7 +14,7 @@ def test_debug_score_writes_the_csv_and_prints_the_table(tmp_path, capsys) -> No
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"wrote {tmp_path / 'debuggability.csv'}"
     assert lines[1:3] == [
-        "| engine | mode | single_tool recall | bytes | B/fact | mode cost ms/run |",
+        "| engine | mode | single_tool recall | bytes | B/fact | mode cost / run |",
         "|---|---|---|---|---|---|",
     ]
     assert lines[3].startswith("| raw | none | 0.00 | 0 | – | ")

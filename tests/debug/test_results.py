@@ -69,8 +69,8 @@ def test_markdown_table() -> None:
         },
     ]
     assert markdown_table(rows, ["a"]).splitlines() == [
-        "| engine | mode | a recall | bytes | B/fact | mode cost ms/run |",
+        "| engine | mode | a recall | bytes | B/fact | mode cost / run |",
         "|---|---|---|---|---|---|",
-        "| raw | none | 0.00 | 0 | – | +0.00 |",
-        "| scheduler | json | 1.00 | 10,245 | 445 | +0.12 |",
+        "| raw | none | 0.00 | 0 | – | +0 µs |",
+        "| scheduler | json | 1.00 | 10,245 | 445 | +123 µs |",
     ]

@@ -6,12 +6,13 @@ import json
 import shutil
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from bench.cli import main
-from bench.report.load import NotARunDir, load_run_dir
-from bench.results import RunStore
+from bench.report.load import load_run_dir
+from bench.results.files import SCHEMA_VERSION
+from bench.results.load import NotARunFolder
+from bench.results.store import RunStore
 
 ENGINES = {"raw": 0.2, "scheduler": 0.4, "lc-agentexecutor": 4.0}  # overhead per step, ms
 
@@ -56,6 +57,7 @@ def run_dir(tmp_path: Path) -> Path:
         store.create()
         store.write_meta(
             {
+                "schema_version": SCHEMA_VERSION,
                 "run_id": "run-1",
                 "complete": True,
                 "config": {"engines": list(ENGINES), "quick": False},
@@ -94,40 +96,43 @@ def run_dir(tmp_path: Path) -> Path:
                 row.update(ttft_ms=300.0 + extra + repeat, floor_ttft_ms=300.0)
                 store.append("ttft.jsonl", row)
             store.append("ttft.jsonl", {**row, "phase": "warmup", "ttft_ms": 9999.0})
-    pd.DataFrame(
-        [
-            {
-                "engine": e,
-                "stack_import_ms": 100.0 * (i + 1),
-                "stack_modules": 200 * (i + 1),
-                "stack_rss_mb": 10.0 * (i + 1),
-                "peak_rss_mb": 80.0,
-                "engine_modules": 5,
-            }
-            for i, e in enumerate(ENGINES)
-        ]
-    ).to_csv(directory / "footprint.csv", index=False)
-    pd.DataFrame(
-        [
-            {
-                "engine": e,
-                "scenario": "customer_returns",
-                "latency": "zero",
-                "transport": "inprocess",
-                "concurrency": c,
-                "runs": 10,
-                "errors": 0,
-                "runs_per_s": 1000 / (s * 3) * min(c, 2),
-                "latency_p50_ms": s * 3,
-                "latency_p95_ms": s * 4,
-                "latency_p99_ms": s * 5,
-                "cpu_ms_per_run": s * 3,
-                "crashed": False,
-            }
-            for e, s in ENGINES.items()
-            for c in (1, 10)
-        ]
-    ).to_csv(directory / "throughput.csv", index=False)
+        for i, engine in enumerate(ENGINES):
+            store.append(
+                "footprint.jsonl",
+                {
+                    "kind": "stack",
+                    "engine": engine,
+                    "probe": 0,
+                    "status": "ok",
+                    "stack": ["httpx"],
+                    "import_ms": 100.0 * (i + 1),
+                    "modules": 200 * (i + 1),
+                    "rss_before_mb": 5.0,
+                    "rss_after_mb": 5.0 + 10.0 * (i + 1),
+                },
+            )
+            store.append(
+                "footprint.jsonl", {"kind": "worker", "engine": engine, "peak_rss_mb": 80.0}
+            )
+        for engine, step in ENGINES.items():
+            for level in (1, 10):
+                store.append(
+                    "throughput.jsonl",
+                    {
+                        "engine": engine,
+                        "scenario": "customer_returns",
+                        "latency": "zero",
+                        "transport": "inprocess",
+                        "concurrency": level,
+                        "runs": 3,
+                        "errors": 0,
+                        "runs_per_s": 1000 / (step * 3) * min(level, 2),
+                        # the percentiles are taken over the latencies, not these fields
+                        "latencies_ms": [step * 2, step * 3, step * 4],
+                        "latency_p95_ms": 99.0,
+                        "cpu_ms_per_run": step * 3,
+                    },
+                )
     return directory
 
 
@@ -153,7 +158,8 @@ def test_reads_the_runners_files(run_dir: Path) -> None:
         ["lc-agentexecutor", 300.0, 600.0, 30.0],
     ]
     assert set(data.throughput["latency_profile"]) == {"zero"}
-    assert data.throughput["p95_ms"].tolist()[:2] == [0.8, 0.8]
+    assert data.throughput["p50_ms"].tolist()[:2] == pytest.approx([0.6, 0.6])
+    assert data.throughput["p95_ms"].tolist()[:2] == pytest.approx([0.78, 0.78])
     assert data.debuggability is None
     ttft = data.ttft.groupby("engine")["ttft_ms"].median().to_dict()
     assert ttft == {"raw": 301.2, "scheduler": 301.3, "lc-agentexecutor": 307.0}  # no warm-up
@@ -162,7 +168,7 @@ def test_reads_the_runners_files(run_dir: Path) -> None:
 
 
 def test_not_a_run_dir(tmp_path: Path) -> None:
-    with pytest.raises(NotARunDir, match=r"no runs\.jsonl"):
+    with pytest.raises(NotARunFolder, match=r"no runs\.jsonl"):
         load_run_dir(tmp_path)
 
 

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from bench.results import RunStore, finished_repeats, latest, read_jsonl
+from bench.results.load import finished_repeats, latest, read_rows
+from bench.results.rows import RunRow
+from bench.results.store import RunStore
 from bench.runner.plan import RunConfig, build_plan, estimate_run_s, repeats_for, warmup_for
 from scenarios import load_scenarios, parse_scenario
 from tests.runner.conftest import SCENARIO_DIR
@@ -89,20 +91,29 @@ def test_resume_plans_only_what_is_missing(scenarios):
     assert plan.timed_runs == 24 - 3
 
 
+IDS = {"engine": "a", "scenario": "s", "latency": "zero", "transport": "inprocess", "round": 0}
+
+
 def test_store_appends_sorted_lines_and_survives_a_torn_line(tmp_path):
     store = RunStore(tmp_path)
     store.create()
-    store.append("runs.jsonl", {"b": 1, "a": float("nan"), "phase": "timed"})
+    store.append("runs.jsonl", {**IDS, "repeat": 0, "phase": "timed", "wall_ms": float("nan")})
     store.close()
     path = tmp_path / "runs.jsonl"
-    assert path.read_text() == '{"a": null, "b": 1, "phase": "timed"}\n'
+    first = (
+        '{"engine": "a", "latency": "zero", "phase": "timed", "repeat": 0, "round": 0, '
+        '"scenario": "s", "transport": "inprocess", "wall_ms": null}'
+    )
+    assert path.read_text() == first + "\n"
     with path.open("a") as f:
-        f.write('{"a": 2, "b"')  # a crash mid-write
+        f.write('{"engine": "a", "b"')  # a crash mid-write
     with RunStore(tmp_path) as store:
-        store.append("runs.jsonl", {"a": 3})
+        store.append("runs.jsonl", {**IDS, "repeat": 1, "phase": "timed", "wall_ms": 3.0})
     lines = path.read_text().splitlines()
-    assert lines == ['{"a": null, "b": 1, "phase": "timed"}', '{"a": 2, "b"', '{"a": 3}']
-    assert read_jsonl(path) == [{"a": None, "b": 1, "phase": "timed"}, {"a": 3}]
+    assert lines[:2] == [first, '{"engine": "a", "b"']
+    read = read_rows(path)
+    assert [(r.repeat, r.wall_ms) for r in read.rows] == [(0, None), (1, 3.0)]
+    assert [(s.file, s.line) for s in read.skipped] == [("runs.jsonl", 2)]
 
 
 def test_meta_is_written_with_sorted_keys(tmp_path):
@@ -115,15 +126,17 @@ def test_meta_is_written_with_sorted_keys(tmp_path):
 
 
 def test_the_later_row_wins_and_crashed_runs_are_not_finished():
-    ids = {"engine": "a", "scenario": "s", "latency": "zero", "transport": "inprocess"}
     rows = [
-        {**ids, "round": 0, "repeat": 0, "phase": "timed", "wall_ms": 1.0},
-        {**ids, "round": 0, "repeat": 1, "phase": "timed", "crashed": True},
-        {**ids, "round": 0, "repeat": 2, "phase": "timed", "crashed": True},
-        {**ids, "round": 0, "repeat": 1, "phase": "timed", "wall_ms": 2.0},
-        {**ids, "round": 0, "repeat": 0, "phase": "warmup", "wall_ms": 9.0},
+        RunRow.model_validate_json(json.dumps(row))
+        for row in (
+            {**IDS, "repeat": 0, "phase": "timed", "wall_ms": 1.0},
+            {**IDS, "repeat": 1, "phase": "timed", "crashed": True},
+            {**IDS, "repeat": 2, "phase": "timed", "crashed": True},
+            {**IDS, "repeat": 1, "phase": "timed", "wall_ms": 2.0},
+            {**IDS, "repeat": 0, "phase": "warmup", "wall_ms": 9.0},
+        )
     ]
-    assert [r.get("wall_ms") for r in latest(rows)] == [1.0, 2.0, None, 9.0]
+    assert [r.wall_ms for r in latest(rows)] == [1.0, 2.0, None, 9.0]
     assert finished_repeats(rows) == {("a", "s", "zero", 0): {0, 1}}
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from bench.cli import main
 from bench.engines import ENGINE_NAMES
-from bench.results import SCHEMA_VERSION
+from bench.results.files import SCHEMA_VERSION
 from bench.runner.plan import RunConfig, build_plan
 from bench.summary import SUMMARY_COLUMNS, THROUGHPUT_COLUMNS, TTFT_COLUMNS
 from scenarios import load_scenarios
@@ -168,10 +168,10 @@ def test_compare_says_slower_like_pyperf(tmp_path, capsys):
     assert lines[3:] == [
         "",
         "s [zero, inprocess]",
-        "  raw: 10.95 ms -> 16.43 ms: 1.50x slower (significant) [p=6.8e-08, n=20/20]",
-        "  x:   10.95 ms -> 11.00 ms: no change (not significant) [p=0.797, n=20/20]",
+        "  raw: 10.9 ms -> 16.4 ms: 1.50× slower (significant) [p=6.8e-08, n=20/20]",
+        "  x:   10.9 ms -> 11.0 ms: no change (not significant) [p=0.797, n=20/20]",
         "",
-        "Geometric mean: 1.23x slower",
+        "Geometric mean: 1.23× slower",
         "2 benchmarks: 1 significantly slower, 0 significantly faster, 1 not significant",
     ]
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bench.results import TTFT_KEY
+from bench.results.files import TTFT_KEY
 from bench.runner.registry import ENV_VAR
 from bench.summary import TTFT_COLUMNS
 from tests.runner.conftest import FAKES, ROOT

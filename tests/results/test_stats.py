@@ -1,4 +1,4 @@
-"""bench.stats pinned on known data."""
+"""bench.results.stats pinned on known data."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from bench import stats
+from bench.compare import verdict
+from bench.results import fmt, stats
 
 ONE_TO_TEN = [float(v) for v in range(1, 11)]
 
@@ -43,7 +44,8 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_median():
     first = stats.bootstrap_median_ci(values, seed=3)
     assert first == stats.bootstrap_median_ci(values, seed=3)
     assert first[0] <= stats.percentile(values, 50) <= first[1]
-    assert stats.bootstrap_median_ci([4.0]) == (4.0, 4.0)
+    # one value has no spread to resample: no interval rather than a zero-width one
+    assert all(math.isnan(x) for x in stats.bootstrap_median_ci([4.0]))
 
 
 def test_ratio_of_medians_and_its_interval():
@@ -74,10 +76,17 @@ def test_too_few_values_is_a_warning_not_instability():
 
 @pytest.mark.parametrize(
     ("ratio", "text"),
-    [(1.31, "1.31x slower"), (0.8, "1.25x faster"), (1.0, "no change"), (1.004, "no change")],
+    [
+        (1.31, "1.31× slower"),
+        (0.8, "1.25× faster"),
+        (1.0, "no change"),
+        (1.004, "no change"),
+        (0.0, "incomparable"),
+        (math.nan, "incomparable"),
+    ],
 )
-def test_format_ratio(ratio, text):
-    assert stats.format_ratio(ratio) == text
+def test_format_change(ratio, text):
+    assert fmt.change(ratio) == text
 
 
 def test_compare_a_slower_sample():
@@ -85,21 +94,21 @@ def test_compare_a_slower_sample():
     result = stats.compare_samples(ref, [v * 1.5 for v in ref])
     assert result.ratio == pytest.approx(1.5)
     assert result.pvalue < 1e-6
-    assert result.verdict == "1.50x slower (significant)"
+    assert verdict(result) == "1.50× slower (significant)"
 
 
 def test_compare_identical_samples():
     ref = [10 + 0.1 * i for i in range(20)]
     result = stats.compare_samples(ref, list(reversed(ref)))
     assert (result.ratio, result.pvalue, result.significant) == (1.0, 1.0, False)
-    assert result.verdict == "no change (not significant)"
+    assert verdict(result) == "no change (not significant)"
 
 
 def test_compare_overlapping_samples_is_not_significant():
     ref = [10.0, 11.0, 12.0, 13.0, 14.0]
     result = stats.compare_samples(ref, [10.5, 11.5, 12.5, 13.5, 14.5])
     assert not result.significant
-    assert result.verdict == "1.04x slower (not significant)"
+    assert verdict(result) == "1.04× slower (not significant)"
 
 
 def test_geometric_mean():

@@ -1,0 +1,63 @@
+"""A run directory on disk: its file names, the keys of its rows, and the append-only writer.
+
+```
+reports/<run-id>/
+  meta.json          schema version, packages, Python, OS, CPU, git, config, times
+  runs.jsonl         one line per run (warm-up and timed), appended and flushed as it arrives
+  footprint.jsonl    one line per import probe and per worker process
+  throughput.jsonl   one line per engine × latency profile × concurrency level
+  ttft.jsonl         one line per run of the TTFT phase (warm-up and timed)
+  summary.csv        engine × scenario × latency statistics (rebuilt from runs.jsonl)
+  footprint.csv      per engine
+  throughput.csv     per engine × latency profile × concurrency level
+  ttft.csv           per engine: time to first token through its user-facing stream
+  debuggability.csv  engine × debug mode × scenario (``schedbench debug-score``)
+  logs/              stderr of worker processes (kept when not empty)
+```
+
+JSON lines are written with ``sort_keys=True`` in a single ``write`` and flushed, so a crash
+loses at most the line being written; a torn last line is skipped on reading (with its line
+number, see ``bench.results.load``) and never glued to the next one. When a row's key appears
+twice (a run retried by ``--resume`` after a worker crash), the **later row wins**.
+Writing: ``bench.results.store.RunStore``; reading: ``bench.results.load``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+SCHEMA_VERSION = 1  # the major version of every file's format; readers refuse another
+
+META = "meta.json"
+RUNS = "runs.jsonl"
+FOOTPRINT = "footprint.jsonl"
+THROUGHPUT = "throughput.jsonl"
+TTFT = "ttft.jsonl"
+SUMMARY = "summary.csv"
+FOOTPRINT_CSV = "footprint.csv"
+THROUGHPUT_CSV = "throughput.csv"
+TTFT_CSV = "ttft.csv"
+DEBUG_CSV = "debuggability.csv"
+LOGS = "logs"
+
+# what identifies a row of each file (the later row with the same key wins)
+RUN_KEY = ("engine", "scenario", "latency", "transport", "round", "repeat", "phase")
+THROUGHPUT_KEY = ("engine", "scenario", "latency", "transport", "concurrency")
+TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
+
+
+def clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become null (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    return value
+
+
+def dumps_line(row: dict[str, Any]) -> str:
+    return json.dumps(clean(row), sort_keys=True, default=str, ensure_ascii=False) + "\n"

@@ -1,0 +1,314 @@
+"""The one reader of a run directory: meta.json checked, every row typed, corrupt lines counted.
+
+``load_run_folder(path)`` reads everything ``schedbench run`` (and ``debug-score``) wrote:
+
+- ``meta.json``: must be a JSON object of a known ``schema_version`` major; anything else
+  is a ``BadMeta`` whose message is one line naming the file and the reason. An absent
+  meta.json is allowed (an empty ``meta`` plus a note): rows alone are still a run.
+- ``runs.jsonl``, ``ttft.jsonl``, ``throughput.jsonl``, ``footprint.jsonl``: one typed row
+  per valid line (``bench.results.rows``). A line that is not JSON, not an object, or has a
+  field of the wrong type (a torn last line included) is skipped and recorded as a
+  ``Skipped`` (file, line number, reason): consumers print them and count them.
+- ``debuggability.csv`` (when the run was scored): typed the same way, per CSV line.
+
+Then the later row of each key wins (``latest``): a run retried by ``--resume`` replaces
+its crashed row.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from bench.results.files import (
+    DEBUG_CSV,
+    FOOTPRINT,
+    META,
+    RUN_KEY,
+    RUNS,
+    SCHEMA_VERSION,
+    THROUGHPUT,
+    THROUGHPUT_KEY,
+    TTFT,
+    TTFT_KEY,
+)
+from bench.results.rows import DebugRow, FootprintRow, Meta, RunRow, ThroughputRow, TtftRow
+
+DEFAULT_SEED = 0  # the bootstrap seed of a run whose config does not say (RunConfig.seed)
+
+MODELS: dict[str, type[BaseModel]] = {
+    RUNS: RunRow,
+    TTFT: TtftRow,
+    THROUGHPUT: ThroughputRow,
+    FOOTPRINT: FootprintRow,
+    DEBUG_CSV: DebugRow,
+}
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class RunFolderError(ValueError):
+    """A run directory that cannot be read; the message is one line (file and reason)."""
+
+
+class NotARunFolder(RunFolderError):
+    """The directory does not exist or holds no runs.jsonl."""
+
+
+class BadMeta(RunFolderError):
+    """meta.json is corrupt, of the wrong shape, or of an unknown schema version."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A line left out because it is not a valid row."""
+
+    file: str
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file} line {self.line}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The valid rows of one file (in file order) and the lines skipped."""
+
+    rows: list[Any]
+    skipped: list[Skipped]
+
+
+def error_text(exc: ValidationError) -> str:
+    """The first error of a validation, as ``field.path[2]: reason`` on one line."""
+    first = exc.errors(include_url=False)[0]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    message = " ".join(str(first["msg"]).split())
+    return f"{where.lstrip('.')}: {message}" if where else message
+
+
+def read_rows(path: Path, model: type[BaseModel] | None = None) -> Rows:
+    """Every valid line of a JSON-lines file as ``model`` (by default, the file's own)."""
+    model = model or MODELS[path.name]
+    rows: list[Any] = []
+    skipped: list[Skipped] = []
+    if not path.exists():
+        return Rows(rows, skipped)
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
+    torn = lines[-1].strip() != b""  # the file does not end with a newline
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(model.model_validate_json(line))
+        except ValidationError as exc:
+            reason = error_text(exc)
+            if torn and number == len(lines):
+                reason = f"torn last line, a write cut short ({reason})"
+            skipped.append(Skipped(path.name, number, reason))
+    return Rows(rows, skipped)
+
+
+def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:
+    """Every valid row of a CSV file as ``model`` (line numbers count the header as 1)."""
+    rows: list[Any] = []
+    skipped: list[Skipped] = []
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            for record in reader:
+                try:
+                    rows.append(model.model_validate(record))
+                except ValidationError as exc:
+                    skipped.append(Skipped(path.name, reader.line_num, error_text(exc)))
+    except UnicodeDecodeError:
+        skipped.append(Skipped(path.name, 0, "not UTF-8 text: file left out"))
+    except csv.Error as exc:
+        skipped.append(Skipped(path.name, 0, f"not CSV ({exc}): file left out"))
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
+    return Rows(rows, skipped)
+
+
+def schema_major(version: int | str) -> int | None:
+    """The major version of a ``schema_version`` (1, or "1.2" → 1); None if not one."""
+    if isinstance(version, bool):
+        return None
+    if isinstance(version, int):
+        return version
+    head = str(version).split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def read_meta(path: Path) -> dict[str, Any] | None:
+    """meta.json as a dict, checked (``BadMeta`` with one line); None when it is absent."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BadMeta(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise BadMeta(f"{path}: not UTF-8 text") from None
+    except ValueError as exc:
+        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+        raise BadMeta(f"{path}: not valid JSON ({getattr(exc, 'msg', exc)}{where})") from None
+    if not isinstance(data, dict):
+        raise BadMeta(f"{path}: expected a JSON object, got {type(data).__name__}")
+    if "schema_version" not in data:
+        raise BadMeta(f"{path}: schema_version missing (not written by schedbench run)")
+    try:
+        Meta.model_validate(data)
+    except ValidationError as exc:
+        raise BadMeta(f"{path}: {error_text(exc)}") from None
+    major = schema_major(data["schema_version"])
+    if major != SCHEMA_VERSION:
+        newer = major is not None and major > SCHEMA_VERSION
+        raise BadMeta(
+            f"{path}: schema_version {data['schema_version']!r} is "
+            + (
+                f"newer than this schedbench reads ({SCHEMA_VERSION}); upgrade schedbench"
+                if newer
+                else f"not one this schedbench reads ({SCHEMA_VERSION})"
+            )
+        )
+    return data
+
+
+def key_of(row: Any, key: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(row, name) for name in key)
+
+
+def latest(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> list[R]:
+    """One row per key, the last one written, in first-seen order."""
+    by_key: dict[tuple[Any, ...], R] = {}
+    for row in rows:
+        by_key[key_of(row, key)] = row
+    return list(by_key.values())
+
+
+def timed(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> Iterator[R]:
+    """The latest timed rows (warm-ups and superseded rows left out)."""
+    return (r for r in latest(rows, key) if r.phase == "timed")
+
+
+def finished_repeats(rows: Iterable[RunRow]) -> dict[tuple[str, str, str, int], set[int]]:
+    """Batch key (engine, scenario, latency, round) → repeat indices measured (not crashed)."""
+    done: dict[tuple[str, str, str, int], set[int]] = {}
+    for row in timed(rows):
+        if not row.crashed:
+            done.setdefault((row.engine, row.scenario, row.latency, row.round), set()).add(
+                row.repeat
+            )
+    return done
+
+
+def finished_ttft(
+    rows: Iterable[TtftRow], scenario: str, latency: str, transport: str
+) -> dict[str, set[int]]:
+    """Engine → repeat indices of the TTFT phase measured (not crashed) for this cell."""
+    done: dict[str, set[int]] = {}
+    for row in timed(rows, TTFT_KEY):
+        if not row.crashed and (row.scenario, row.latency, row.transport) == (
+            scenario,
+            latency,
+            transport,
+        ):
+            done.setdefault(row.engine, set()).add(row.repeat)
+    return done
+
+
+def run_seed(meta: dict[str, Any]) -> int:
+    """The run's bootstrap seed (``--seed``), so that every reader draws the same intervals."""
+    seed = (meta.get("config") or {}).get("seed")
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else DEFAULT_SEED
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Everything a run directory holds, typed; see the module docstring."""
+
+    directory: Path
+    meta: dict[str, Any]  # {} when meta.json is absent
+    runs: list[RunRow]  # the latest row of each run key, warm-ups included
+    ttft: list[TtftRow]  # likewise for the TTFT phase
+    throughput: list[ThroughputRow]  # the latest row of each level
+    footprint: list[FootprintRow]
+    debuggability: list[DebugRow] | None  # None: the run was not scored
+    skipped: tuple[Skipped, ...]  # corrupt lines of every file
+    notes: tuple[str, ...]  # what is absent (meta.json), for the caveats
+
+    @property
+    def timed_runs(self) -> list[RunRow]:
+        return [r for r in self.runs if r.phase == "timed"]
+
+    @property
+    def timed_ttft(self) -> list[TtftRow]:
+        return [r for r in self.ttft if r.phase == "timed"]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.meta.get("config") or {}
+
+    @property
+    def seed(self) -> int:
+        return run_seed(self.meta)
+
+    @property
+    def engine_order(self) -> tuple[str, ...]:
+        return tuple(str(e) for e in self.config.get("engines") or ())
+
+    @property
+    def scenario_order(self) -> tuple[str, ...]:
+        return tuple(str(s) for s in self.config.get("scenarios") or ())
+
+    def skipped_summary(self, limit: int = 5) -> str | None:
+        """``3 corrupt rows skipped (runs.jsonl line 7: …; …)``, or None when none were."""
+        if not self.skipped:
+            return None
+        shown = "; ".join(str(s) for s in self.skipped[:limit])
+        more = f"; and {len(self.skipped) - limit} more" if len(self.skipped) > limit else ""
+        count = len(self.skipped)
+        return f"{count} corrupt row{'s' * (count != 1)} skipped ({shown}{more})"
+
+
+def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunFolder:
+    """Read a run directory (``NotARunFolder``, ``BadMeta``: one line, see the module doc);
+    ``require_runs=False`` reads one whose runs.jsonl is not written yet."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise NotARunFolder(f"{directory}: not a directory")
+    if require_runs and not (directory / RUNS).exists():
+        raise NotARunFolder(f"{directory}: no {RUNS} (not a schedbench run directory)")
+    notes: list[str] = []
+    meta = read_meta(directory / META)
+    if meta is None:
+        meta = {}
+        notes.append(f"{META} not found: environment unknown.")
+    parts = {name: read_rows(directory / name) for name in (RUNS, TTFT, THROUGHPUT, FOOTPRINT)}
+    debug = None
+    if (directory / DEBUG_CSV).exists():
+        debug = read_csv_rows(directory / DEBUG_CSV, DebugRow)
+    skipped = [s for part in (*parts.values(), *([debug] if debug else [])) for s in part.skipped]
+    return RunFolder(
+        directory=directory,
+        meta=meta,
+        runs=latest(parts[RUNS].rows, RUN_KEY),
+        ttft=latest(parts[TTFT].rows, TTFT_KEY),
+        throughput=latest(parts[THROUGHPUT].rows, THROUGHPUT_KEY),
+        footprint=parts[FOOTPRINT].rows,
+        debuggability=debug.rows if debug else None,
+        skipped=tuple(skipped),
+        notes=tuple(notes),
+    )

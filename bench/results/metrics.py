@@ -1,0 +1,376 @@
+"""The metrics of a run, each defined once (docs/measurement.md, "Metrics").
+
+Functions take *row-like* objects: the typed rows of ``bench.results.rows``, or anything
+with the same attribute names (the report passes ``DataFrame.itertuples()`` rows); a missing
+attribute, ``None`` or NaN is "not measured". Statistics come from ``bench.results.stats``.
+
+- a **cell** is one engine × scenario × latency profile × transport: ``cells(rows)``;
+  ``cell_stats(rows, raw_rows)`` is everything summary.csv says about one;
+- **per-step** figures divide a run's total by its LLM calls (``per_step``);
+- **token overhead** compares an engine's prompt tokens with the ``raw`` engine's on the
+  same turn (``token_overhead_per_request``) or per run (``token_overhead_per_run``);
+- **TTFT over the floor**: a run's time to first token minus the mock's scripted floor
+  (``ttft_over_floor``); ``ttft_stats`` is everything ttft.csv says about a cell;
+- **throughput** of a level (``throughput_level``) and the **footprint** of an engine
+  (``footprint_by_engine``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench.results import stats
+from bench.results.load import timed
+from bench.results.rows import FootprintRow, RunRow, ThroughputRow
+
+BASELINE = "raw"  # the engine ratios and token overheads are taken against
+GROUP_COLUMNS = ("engine", "scenario", "latency", "transport")  # what a cell is
+CellKey = tuple[str, str, str, str]
+STATUSES = ("completed", "failed", "aborted", "error")
+# metrics that get a full set of statistics (median, p95, p99, IQR, CI, …)
+FULL_METRICS = ("wall_ms", "cpu_ms", "overhead_ms")
+# metrics summarised by their median only
+MEDIAN_METRICS = (
+    "overhead_per_step_ms",
+    "tool_ms",
+    "mock_latency_ms",
+    "outer_ms",
+    "llm_calls",
+    "tool_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "request_count",
+    "gc_collections",
+)
+
+
+def value(row: object, name: str) -> float | None:
+    """A numeric field of a row as a finite float, or None (absent, null, NaN)."""
+    return stats.number(getattr(row, name, None))
+
+
+def values(rows: Iterable[object], name: str) -> list[float]:
+    """The finite values of a numeric field over the rows, in row order."""
+    return [v for v in (value(r, name) for r in rows) if v is not None]
+
+
+def is_crashed(row: object) -> bool:
+    return bool(getattr(row, "crashed", False) is True)
+
+
+def measured(rows: Iterable[object]) -> list[Any]:
+    """The rows of runs that were measured (rows a crashed worker owed left out)."""
+    return [r for r in rows if not is_crashed(r)]
+
+
+# ---------------------------------------------------------------------------------------------
+# per run
+
+
+def per_step(total: object, llm_calls: object) -> float | None:
+    """``total`` per LLM call (None without calls or without a total)."""
+    t, calls = stats.number(total), stats.number(llm_calls)
+    if t is None or calls is None or calls <= 0:
+        return None
+    return t / calls
+
+
+def step_overhead_ms(row: object) -> float | None:
+    """Framework overhead per LLM step: overhead_ms / llm_calls."""
+    return per_step(getattr(row, "overhead_ms", None), getattr(row, "llm_calls", None))
+
+
+def tokens_per_request(row: object) -> float | None:
+    """Prompt tokens per LLM request: prompt_tokens / llm_calls."""
+    return per_step(getattr(row, "prompt_tokens", None), getattr(row, "llm_calls", None))
+
+
+# ---------------------------------------------------------------------------------------------
+# cells
+
+
+def cell_key(row: object) -> CellKey:
+    return tuple(str(getattr(row, k, None)) for k in GROUP_COLUMNS)  # type: ignore[return-value]
+
+
+def baseline_key(key: CellKey) -> CellKey:
+    """The ``raw`` engine's cell on the same scenario, profile and transport."""
+    return (BASELINE, *key[1:])  # type: ignore[return-value]
+
+
+def cells(rows: Iterable[RunRow]) -> dict[CellKey, list[RunRow]]:
+    """The latest timed rows by cell (crashed rows included), cells in first-seen order."""
+    out: dict[CellKey, list[RunRow]] = {}
+    for row in timed(rows):
+        out.setdefault(cell_key(row), []).append(row)
+    return out
+
+
+def most_common(items: Iterable[object]) -> object:
+    """The most frequent non-None item (the first seen on a tie); None for none."""
+    counts: dict[object, int] = {}
+    for item in items:
+        if item is not None:
+            counts[item] = counts.get(item, 0) + 1
+    return max(counts, key=counts.__getitem__) if counts else None
+
+
+def expect_ok_rate(rows: Iterable[object]) -> float:
+    """Share of the runs that met the scenario's expectations (runs without the flag left out)."""
+    return stats.share(getattr(r, "expect_ok", None) for r in rows)
+
+
+@dataclass(frozen=True)
+class CellStats:
+    """Everything summary.csv says about one cell (columns in docs/measurement.md)."""
+
+    key: CellKey
+    n: int  # measured runs with a wall time
+    crashed: int
+    statuses: dict[str, int]  # over every timed row, crashed ones counted as error
+    expect_ok_rate: float
+    termination: str | None  # the most common
+    summaries: dict[str, stats.Summary]  # FULL_METRICS → statistics
+    medians: dict[str, float]  # MEDIAN_METRICS, and tokens_per_request → median
+    ttft_median: float
+    ttft_p95: float
+    token_overhead: float  # median prompt tokens − raw's (NaN without raw)
+    token_overhead_per_request: float
+    ratio_to_raw: tuple[float, float, float]  # median wall / raw's, CI low, CI high
+    cpu_ratio_to_raw: float
+    overhead_ratio_to_raw: float
+
+    @property
+    def wall(self) -> stats.Summary:
+        return self.summaries["wall_ms"]
+
+    @property
+    def unstable(self) -> bool:
+        return self.wall.unstable
+
+
+def _ratio_of_medians(mine: Sequence[float], base: Sequence[float]) -> float:
+    b = stats.median(base)
+    return stats.median(mine) / b if math.isfinite(b) and b > 0 else math.nan
+
+
+def cell_stats(
+    rows: Sequence[object],
+    raw_rows: Sequence[object] | None = None,
+    *,
+    seed: stats.Seed = stats.DEFAULT_SEED,
+) -> CellStats:
+    """The statistics of one cell's timed rows; ratios and token overheads against
+    ``raw_rows`` (the ``raw`` engine's rows of the same cell; NaN without them)."""
+    ok = measured(rows)
+    raw = measured(raw_rows or ())
+    statuses = {s: sum(1 for r in rows if getattr(r, "status", None) == s) for s in STATUSES}
+    summaries = {m: stats.summarize(values(ok, m), seed=seed) for m in FULL_METRICS}
+    medians = {m: stats.median(values(ok, m)) for m in MEDIAN_METRICS}
+    # per-step figures are derived from the totals, the same way for every reader
+    medians["overhead_per_step_ms"] = stats.median(map(step_overhead_ms, ok))
+    medians["tokens_per_request"] = stats.median(map(tokens_per_request, ok))
+    ttft = values(ok, "ttft_ms")
+    nan3 = (math.nan, math.nan, math.nan)
+    return CellStats(
+        key=cell_key(rows[0]) if rows else ("", "", "", ""),
+        n=len(values(ok, "wall_ms")),
+        crashed=len(rows) - len(ok),
+        statuses=statuses,
+        expect_ok_rate=expect_ok_rate(ok),
+        termination=most_common(getattr(r, "termination", None) for r in ok),  # type: ignore[arg-type]
+        summaries=summaries,
+        medians=medians,
+        ttft_median=stats.median(ttft),
+        ttft_p95=stats.percentile(ttft, 95),
+        token_overhead=token_overhead_per_run(ok, raw) if raw else math.nan,
+        token_overhead_per_request=token_overhead_per_request(ok, raw) if raw else math.nan,
+        ratio_to_raw=(
+            stats.ratio_of_medians(values(ok, "wall_ms"), values(raw, "wall_ms"), seed=seed)
+            if raw
+            else nan3
+        ),
+        cpu_ratio_to_raw=_ratio_of_medians(values(ok, "cpu_ms"), values(raw, "cpu_ms")),
+        overhead_ratio_to_raw=_ratio_of_medians(
+            values(ok, "overhead_ms"), values(raw, "overhead_ms")
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# tokens
+
+
+def per_request_tokens(rows: Iterable[object]) -> list[float]:
+    """Median prompt tokens at each request index over the runs (index = turn of the run)."""
+    columns: list[list[float]] = []
+    for row in rows:
+        tokens = getattr(row, "request_prompt_tokens", None)
+        if not isinstance(tokens, list | tuple):
+            continue
+        for i, count in enumerate(tokens):
+            while len(columns) <= i:
+                columns.append([])
+            if stats.number(count) is not None:
+                columns[i].append(float(count))
+    return [stats.median(c) for c in columns]
+
+
+def token_overhead_per_request(mine: Sequence[object], raw: Sequence[object]) -> float:
+    """Extra prompt tokens per request over ``raw`` on the same scenario.
+
+    Turn by turn: the mean over the request indices both have of (engine's median prompt
+    tokens at that index − raw's). When the rows carry no per-request counts: the
+    difference of the median prompt tokens per request.
+    """
+    a, b = per_request_tokens(mine), per_request_tokens(raw)
+    pairs = [x - y for x, y in zip(a, b, strict=False) if math.isfinite(x) and math.isfinite(y)]
+    if pairs:
+        return stats.mean(pairs)
+    return stats.median(map(tokens_per_request, mine)) - stats.median(map(tokens_per_request, raw))
+
+
+def token_overhead_per_run(mine: Sequence[object], raw: Sequence[object]) -> float:
+    """Median prompt tokens of a run − raw's median."""
+    return stats.median(values(mine, "prompt_tokens")) - stats.median(values(raw, "prompt_tokens"))
+
+
+# ---------------------------------------------------------------------------------------------
+# time to first token
+
+
+def ttft_over_floor(row: object) -> float | None:
+    """A run's TTFT minus the mock's scripted floor (the part no engine can avoid)."""
+    ttft, floor = value(row, "ttft_ms"), value(row, "floor_ttft_ms")
+    return None if ttft is None or floor is None else ttft - floor
+
+
+@dataclass(frozen=True)
+class TtftStats:
+    """Everything ttft.csv says about one cell of the TTFT phase."""
+
+    key: CellKey
+    n: int
+    n_ttft: int
+    crashed: int
+    errors: int
+    expect_ok_rate: float
+    ttft: dict[str, float]  # median, p25, p75, p95, min, max
+    floor_ms: float  # median scripted floor (the same for every engine)
+    extra_ms: float  # median over runs of TTFT − floor
+    extra_vs_raw_ms: float  # median TTFT − raw's (NaN without raw)
+    medians: dict[str, float]  # scripted_ttft_ms, ttft_overhead_ms, wall_ms, llm_calls, …
+
+
+def ttft_stats(rows: Sequence[object], raw_rows: Sequence[object] | None = None) -> TtftStats:
+    """The statistics of one cell's timed TTFT rows (``raw_rows``: the raw engine's)."""
+    ok = measured(rows)
+    ttft = values(ok, "ttft_ms")
+    raw_median = stats.median(values(measured(raw_rows or ()), "ttft_ms"))
+    return TtftStats(
+        key=cell_key(rows[0]) if rows else ("", "", "", ""),
+        n=len(values(ok, "wall_ms")),
+        n_ttft=len(ttft),
+        crashed=len(rows) - len(ok),
+        errors=sum(1 for r in rows if getattr(r, "status", None) != "completed"),
+        expect_ok_rate=expect_ok_rate(ok),
+        ttft={
+            "median": stats.median(ttft),
+            "p25": stats.percentile(ttft, 25),
+            "p75": stats.percentile(ttft, 75),
+            "p95": stats.percentile(ttft, 95),
+            "min": min(ttft) if ttft else math.nan,
+            "max": max(ttft) if ttft else math.nan,
+        },
+        floor_ms=stats.median(values(ok, "floor_ttft_ms")),
+        extra_ms=stats.median(map(ttft_over_floor, ok)),
+        extra_vs_raw_ms=stats.median(ttft) - raw_median,
+        medians={
+            m: stats.median(values(ok, m))
+            for m in (
+                "scripted_ttft_ms",
+                "ttft_overhead_ms",
+                "wall_ms",
+                "llm_calls",
+                "streamed_requests",
+            )
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# throughput and footprint
+
+
+def throughput_level(row: ThroughputRow) -> dict[str, Any]:
+    """One level's numbers; the latency percentiles are taken over the runs' latencies."""
+    latencies = list(row.latencies_ms)
+    return {
+        "engine": row.engine,
+        "scenario": row.scenario,
+        "latency": row.latency,
+        "transport": row.transport,
+        "concurrency": row.concurrency,
+        "runs": row.runs,
+        "errors": row.errors,
+        "duration_s": row.duration_s,
+        "runs_per_s": row.runs_per_s,
+        "latency_mean_ms": stats.mean(latencies),
+        "latency_p50_ms": stats.median(latencies),
+        "latency_p95_ms": stats.percentile(latencies, 95),
+        "latency_p99_ms": stats.percentile(latencies, 99),
+        "overhead_median_ms": row.overhead_median_ms,
+        "cpu_ms_per_run": row.cpu_ms_per_run,
+        "cpu_utilization": row.cpu_utilization,
+        "window_s": row.window_s,
+        "crashed": row.crashed,
+    }
+
+
+def footprint_by_engine(rows: Sequence[FootprintRow]) -> list[dict[str, Any]]:
+    """Per engine (first-seen order): medians over its stack probes and over its workers."""
+    out = []
+    for engine in dict.fromkeys(r.engine for r in rows):
+        mine = [r for r in rows if r.engine == engine]
+        entry: dict[str, Any] = {"engine": engine}
+        stack = [r for r in mine if r.kind == "stack" and r.status == "ok"]
+        if stack:
+            entry["stack"] = " ".join(stack[0].stack)
+            entry["stack_probes"] = len(stack)
+            entry["stack_import_ms"] = stats.median(values(stack, "import_ms"))
+            entry["stack_import_ms_min"] = min(values(stack, "import_ms"), default=math.nan)
+            entry["stack_import_ms_max"] = max(values(stack, "import_ms"), default=math.nan)
+            entry["stack_modules"] = stats.median(values(stack, "modules"))
+            entry["stack_rss_mb"] = stats.median(
+                _difference(r.rss_after_mb, r.rss_before_mb) for r in stack
+            )
+        workers = [r for r in mine if r.kind == "worker"]
+        if workers:
+            entry["workers"] = len(workers)
+            entry["harness_modules"] = stats.median(values(workers, "harness_modules"))
+            entry["engine_import_ms"] = stats.median(values(workers, "engine_import_ms"))
+            entry["engine_import_ms_min"] = min(
+                values(workers, "engine_import_ms"), default=math.nan
+            )
+            entry["engine_modules"] = stats.median(
+                _difference(r.modules_after_import, r.harness_modules) for r in workers
+            )
+            for name in ("modules_after_first_run", "rss_after_import_mb", "peak_rss_mb"):
+                entry[name] = stats.median(values(workers, name))
+            entry["first_run_ms"] = stats.median(values(workers, "first_run_ms"))
+            entry["first_run_status"] = most_common(r.first_run_status for r in workers)
+        out.append(entry)
+    return out
+
+
+def _difference(a: object, b: object) -> float | None:
+    x, y = stats.number(a), stats.number(b)
+    return None if x is None or y is None else x - y
+
+
+def order_index(names: Iterable[str]) -> Mapping[str, int]:
+    """name → position, for sorting by a run's configured order (unknown names last)."""
+    return {name: i for i, name in enumerate(names)}

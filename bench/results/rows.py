@@ -1,0 +1,226 @@
+"""The typed rows of a run directory, and the schema of its meta.json (formats in
+docs/measurement.md). A leaf module: it imports nothing of the harness.
+
+Rows are validated strictly (a string where a number belongs, a float where an integer
+belongs, a bool where a count belongs: the row is corrupt) but are open: fields this version
+does not know are kept (``model_extra``), so a newer minor version of the runner still reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Row(BaseModel):
+    """Common base: strict, immutable, unknown fields kept."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="allow")
+
+
+class RunRow(Row):
+    """One line of runs.jsonl: one run of one engine on one scenario."""
+
+    engine: str
+    scenario: str
+    latency: str  # the mock's latency profile: zero, realistic (ttft.jsonl: ttft)
+    transport: str  # inprocess or loopback
+    round: int = Field(ge=0)  # a fresh worker per engine and round
+    repeat: int = Field(ge=0)
+    phase: Literal["timed", "warmup"]
+    status: str | None = None  # completed, failed, aborted, error
+    termination: str | None = None
+    error: str | None = None
+    final_answer: str | None = None
+    expect_ok: bool | None = None
+    expect_failures: tuple[str, ...] = ()
+    llm_calls: int | None = None
+    tool_calls: int | None = None
+    tool_errors: int | None = None
+    request_count: int | None = None
+    tools: tuple[str, ...] = ()
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    request_prompt_tokens: tuple[int | None, ...] = ()
+    # what the outcome expectations judge (scenarios.expect)
+    max_request_tokens: int | None = None  # the largest request's prompt tokens
+    max_tool_ms: float | None = None  # the longest tool execution
+    invalid_tool_args: int | None = None  # executions with arguments outside the schema
+    wall_ms: float | None = None
+    cpu_ms: float | None = None
+    outer_ms: float | None = None
+    tool_ms: float | None = None
+    mock_latency_ms: float | None = None
+    overhead_ms: float | None = None
+    overhead_per_step_ms: float | None = None
+    ttft_ms: float | None = None
+    gc_collections: int | None = None
+    debug_output_chars: int | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+    pid: int | None = None
+    ended_at: float | None = None
+    crashed: bool = False  # written by the parent for runs a dead worker owed
+
+
+class TtftRow(RunRow):
+    """One line of ttft.jsonl: a run of the TTFT phase (a runs.jsonl row plus the floor)."""
+
+    floor_ttft_ms: float | None = None
+    scripted_ttft_ms: float | None = None
+    ttft_overhead_ms: float | None = None
+    streamed_requests: int | None = None
+
+
+class ThroughputRow(Row):
+    """One line of throughput.jsonl: one engine × latency profile × concurrency level."""
+
+    engine: str
+    scenario: str
+    latency: str
+    transport: str
+    concurrency: int = Field(ge=1)
+    runs: int | None = None
+    errors: int | None = None
+    statuses: dict[str, int] = Field(default_factory=dict)
+    duration_s: float = None  # absent until the first end of the run; null is invalid
+    runs_per_s: float | None = None
+    latency_mean_ms: float | None = None
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
+    latency_p99_ms: float | None = None
+    overhead_median_ms: float | None = None
+    cpu_ms_per_run: float | None = None
+    cpu_utilization: float | None = None
+    window_s: float | None = None
+    latencies_ms: tuple[float, ...] = ()
+    pid: int | None = None
+    ended_at: float | None = None
+    crashed: bool = False
+    error: str | None = None
+
+
+class FootprintRow(Row):
+    """One line of footprint.jsonl: an import probe (``stack``) or a worker (``worker``)."""
+
+    kind: Literal["stack", "worker"]
+    engine: str
+    status: str | None = None  # ok or error
+    error: str | None = None
+    # kind "stack": a pristine interpreter imports the engine's stack
+    probe: int | None = None
+    probe_of: str | None = None
+    stack: tuple[str, ...] = ()
+    warmup: str = ""  # what the probe ran after the imports (the registry's probe_warmup)
+    import_ms: float | None = None
+    modules: int | None = None
+    modules_total: int | None = None
+    rss_before_mb: float | None = None
+    rss_after_mb: float | None = None
+    peak_rss_mb: float | None = None
+    # kind "worker": the engine's import on top of the harness, and one cold run
+    round: int | None = None
+    pid: int | None = None
+    harness_modules: int | None = None
+    engine_import_ms: float | None = None
+    modules_after_import: int | None = None
+    rss_before_import_mb: float | None = None
+    rss_after_import_mb: float | None = None
+    reference_scenario: str | None = None
+    first_run_ms: float | None = None
+    first_run_status: str | None = None
+    first_run_error: str | None = None
+    modules_after_first_run: int | None = None
+    rss_after_first_run_mb: float | None = None
+
+
+class DebugRow(BaseModel):
+    """One row of debuggability.csv (columns in docs/debuggability.md): CSV text, so values
+    are parsed from strings; an empty cell is ``None``. Only the scored numbers are typed."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    engine: str
+    mode: str
+    scenario: str
+    status: str | None = None
+    recall: float | None = None
+    bytes: float | None = None
+    bytes_per_fact: float | None = None
+    localised: bool | None = None
+    mode_cost_ms: float | None = None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+
+class ThroughputProfileRecord(BaseModel):
+    """One entry of ``config.throughput_profiles`` (``bench.runner.plan.ThroughputProfile``)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    latency: str
+    window_s: float = Field(ge=0)
+    min_runs: int = Field(ge=0)
+    warmup_runs: int = Field(ge=0)
+
+
+class ConfigRecord(BaseModel):
+    """meta.json's ``config``: the fields of ``bench.runner.plan.RunConfig`` as stored. A field
+    left out takes the RunConfig default: the ``None`` defaults mean "absent" (pydantic never
+    validates a default), while a stored ``null`` is valid only where RunConfig allows it.
+    A test keeps the two field lists equal."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    engines: list[str] = None
+    scenarios: list[str] = None
+    scenario_dir: str | None = None
+    latencies: list[str] = None
+    transport: str = None
+    repeat: int | None = Field(None, ge=1)
+    warmup: int = Field(None, ge=0)
+    rounds: int = Field(None, ge=1)
+    seed: int = None
+    quick: bool = None
+    cell_budget_s: float = Field(None, gt=0)
+    min_repeats: int = Field(None, ge=1)
+    max_repeats: int = Field(None, ge=1)
+    concurrency: list[int] = None
+    throughput: bool = None
+    throughput_scenario: str | None = None
+    throughput_profiles: list[ThroughputProfileRecord] = None
+    footprint: bool = None
+    footprint_processes: int = Field(None, ge=0)
+    reference_scenario: str | None = None
+    ttft: bool = None
+    ttft_scenario: str = None
+    ttft_latency: str = None
+    ttft_repeat: int = Field(None, ge=0)
+    ttft_warmup: int = Field(None, ge=0)
+    outcome_repeat: int = Field(None, ge=1)
+
+
+class Meta(BaseModel):
+    """meta.json (keys in docs/measurement.md); unknown keys are kept."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+
+    schema_version: int | str  # an integer major version (1); "1.2" is read as major 1
+    run_id: str | None = None
+    command: list[str] | str | None = None
+    config: ConfigRecord = Field(default_factory=ConfigRecord)
+    packages: dict[str, str | None] = Field(default_factory=dict)
+    python: dict[str, Any] = Field(default_factory=dict)
+    machine: dict[str, Any] = Field(default_factory=dict)
+    git: dict[str, Any] = Field(default_factory=dict)
+    code_size: list[dict[str, Any]] = Field(default_factory=list)  # bench.codesize rows
+    started_at: str | None = None
+    ended_at: str | None = None
+    resumed_at: list[str] = Field(default_factory=list)
+    interrupted_at: str | None = None
+    duration_s: float = None  # absent until the first end of the run; null is invalid
+    complete: bool | None = None
+    outcome: dict[str, Any] | None = None
