@@ -53,6 +53,8 @@ def turn_index(messages: list[dict[str, Any]], protocol: Protocol) -> int:
 def call_arguments(call: ScriptToolCall) -> str:
     if call.raw_arguments is not None:
         return call.raw_arguments
+    if call.recorded_arguments is not None:
+        return call.recorded_arguments
     return json.dumps(call.args, ensure_ascii=False)
 
 
