@@ -208,6 +208,23 @@ class TurnTiming(_Strict):
             raise ValueError("ttft_ms plus gaps_ms exceeds total_ms")
         return self
 
+    def share(self, index: int, parts: int) -> TurnTiming:
+        """Part ``index`` of ``parts`` when one answer is played as several calls (ReAct: a
+        call per action): each waits for its own first token, and the time spent generating
+        the answer (chunk gaps, then the tail) is shared out."""
+        tokens = self.completion_tokens
+        update: dict[str, Any] = {
+            "completion_tokens": None if tokens is None else round(tokens / parts),
+        }
+        if self.ttft_ms is None:
+            update["total_ms"] = self.total_ms / parts
+            return self.model_copy(update=update)
+        size = -(-len(self.gaps_ms) // parts)
+        gaps = self.gaps_ms[index * size : (index + 1) * size]
+        tail = max(self.total_ms - self.ttft_ms - sum(self.gaps_ms), 0.0)
+        update.update(gaps_ms=gaps, total_ms=self.ttft_ms + sum(gaps) + tail / parts)
+        return self.model_copy(update=update)
+
 
 class Turn(_Strict):
     """One answer of the mocked LLM: tool calls, or content (the final answer)."""
@@ -361,6 +378,7 @@ class Scenario(_Strict):
                             "content": None,
                             "fault": turn.fault if i == 0 else None,
                             "repeat": turn.repeat and i == len(turn.tool_calls) - 1,
+                            "timing": turn.timing and turn.timing.share(i, len(turn.tool_calls)),
                         }
                     )
                 )

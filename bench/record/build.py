@@ -410,8 +410,12 @@ def _expect(script: list[Turn], unanswered: bool) -> Expect:
 
 
 def _excerpt(text: str) -> str:
+    """The answer's first line, cut at a word boundary to at most 80 characters."""
     line = next(line for line in text.splitlines() if line.strip()).strip()
-    return line[:FINAL_EXCERPT_CHARS].rstrip()
+    if len(line) <= FINAL_EXCERPT_CHARS:
+        return line
+    cut = line[: FINAL_EXCERPT_CHARS + 1]
+    return cut.rsplit(" ", 1)[0] if " " in cut else cut[:FINAL_EXCERPT_CHARS]
 
 
 def build_scenarios(exchanges: Sequence[Exchange], name: str) -> Built:

@@ -29,7 +29,6 @@ from bench.record.redact import header_secrets
 from bench.record.session import RecordingSession
 from bench.record.stream import StreamReader, timing_from
 
-DEFAULT_PORT = 8766
 READY_PREFIX = "schedbench record: proxy listening on "
 CHAT_SUFFIX = "/chat/completions"
 UPSTREAM_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
@@ -163,7 +162,7 @@ def _listening_socket(port: int) -> socket.socket:
     return sock
 
 
-def serve(upstream: str, session: RecordingSession, port: int = DEFAULT_PORT) -> None:
+def serve(upstream: str, session: RecordingSession, port: int) -> None:
     """Run the proxy on 127.0.0.1 until interrupted; prints its base URL once listening."""
     import uvicorn
 

@@ -22,6 +22,7 @@ from bench.record.exchange import Exchange
 
 MASK = "[REDACTED]"
 SECRET_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key")
+_DEFINITIONS = ("tools", "functions")  # request keys holding tool definitions
 _MIN_SECRET_CHARS = 4  # shorter values are masked where they stand, not searched for
 
 Hook = Callable[[dict[str, Any]], dict[str, Any]]
@@ -61,6 +62,13 @@ class Redactor:
         for secret in secrets:
             self.add_secret(secret)
 
+    @classmethod
+    def from_specs(cls, specs: Iterable[str]) -> Redactor:
+        """``--redact`` values: field names, and ``module:function`` hooks (ValueError)."""
+        specs = list(specs)
+        hooks = [load_hook(spec) for spec in specs if ":" in spec]
+        return cls(fields=[spec for spec in specs if ":" not in spec], hooks=hooks)
+
     def add_secret(self, value: str) -> None:
         """Mask ``value`` wherever it appears from now on."""
         if len(value) >= _MIN_SECRET_CHARS and value != MASK:
@@ -70,12 +78,27 @@ class Redactor:
                 self._secrets.add(escaped)  # as it reads inside JSON text
 
     def __call__(self, exchange: Exchange) -> Exchange:
-        data = {"request": exchange.request, "response": exchange.response}
-        data = self._mask_fields(data)
+        request = exchange.request
+        definitions = {}
+        if isinstance(request, dict):
+            # tool definitions hold property *names* (a field ``city`` is also a parameter
+            # called city): no field is masked there, only known secret values
+            definitions = {k: request[k] for k in _DEFINITIONS if k in request}
+            request = {k: v for k, v in request.items() if k not in _DEFINITIONS}
+        data = self._mask_fields({"request": request, "response": exchange.response})
+        if definitions:
+            data["request"] = {**data["request"], **definitions}
         data = self._mask_secrets(data)
         for hook in self.hooks:
             data = hook(data)
         return exchange.with_bodies(data["request"], data["response"])
+
+    def mask_known(self, exchange: Exchange) -> Exchange:
+        """Mask the secrets known by now in an exchange masked earlier (a value learned
+        later, e.g. from a tool result, may already have been in the user's message)."""
+        return exchange.with_bodies(
+            self._mask_secrets(exchange.request), self._mask_secrets(exchange.response)
+        )
 
     def _mask_fields(self, node: Any) -> Any:
         if isinstance(node, dict):

@@ -1,9 +1,10 @@
 """One recording session: exchanges come in, a JSONL log and scenario files go out.
 
-Every exchange is masked first (``Redactor``), then appended to ``DIR/NAME.jsonl`` (the log
-``schedbench scenarios import`` reads back: a crash loses nothing), then the scenarios are
-rebuilt from all exchanges so far and rewritten atomically, so the folder is valid at every
-moment of a recording, not only after a clean shutdown.
+Every exchange is masked first (``Redactor``); the secrets it reveals are masked in the
+earlier exchanges too (a token first seen in a tool result may already have been in the
+user's message). Then ``DIR/NAME.jsonl`` (the log ``schedbench scenarios import`` reads
+back) and the scenarios built from all exchanges so far are rewritten atomically, so the
+folder is complete and valid at every moment of a recording: a crash loses nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from bench.record.build import Built, build_scenarios
 from bench.record.exchange import Exchange
 from bench.record.redact import Redactor
-from bench.record.write import write_scenario
+from bench.record.write import write_atomically, write_scenario
 
 
 class RecordingSession:
@@ -49,10 +50,10 @@ class RecordingSession:
         for secret in secrets:
             self.redactor.add_secret(secret)
         exchange = self.redactor(exchange)
+        self.exchanges = [self.redactor.mask_known(e) for e in self.exchanges] + [exchange]
+        lines = "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in self.exchanges)
         self.directory.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(exchange.to_json(), ensure_ascii=False) + "\n")
-        self.exchanges.append(exchange)
+        write_atomically(self.log_path, lines)
         self.on_event(_describe(len(self.exchanges), exchange))
         self.write()
         return exchange

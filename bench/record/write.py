@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +81,23 @@ def scenario_yaml(scenario: Scenario) -> str:
     return text
 
 
+def name_from(text: str, fallback: str = "recorded") -> str:
+    """A scenario name (``[a-z0-9_]+``) made from a folder or file name."""
+    name = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
+    return name or fallback
+
+
 def write_scenario(scenario: Scenario, directory: Path | str) -> Path:
     """Write ``directory/NAME.yaml`` atomically (a reader never sees half a file)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{scenario.name}.yaml"
-    temporary = target.with_name(f".{target.name}.tmp")
-    temporary.write_text(scenario_yaml(scenario), encoding="utf-8")
-    os.replace(temporary, target)
+    write_atomically(target, scenario_yaml(scenario))
     return target
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step: a reader sees the old file or the new."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
