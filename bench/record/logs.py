@@ -153,8 +153,9 @@ def read_log(path: Path | str, redactor: Redactor | None = None) -> list[Exchang
             parsed.append(parse_line(line))
         except ValidationError as exc:
             error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"])
-            raise LogError(f"{where}: timing.{field}: {error['msg']}") from None
+            field = "".join(f".{p}" for p in error["loc"])
+            message = error["msg"].removeprefix("Value error, ")
+            raise LogError(f"{where}: timing{field}: {message}") from None
         except ValueError as exc:
             raise LogError(f"{where}: {exc}") from None
     if not parsed:

@@ -24,14 +24,19 @@ import uvicorn
 
 from bench.mockllm.server import start_server_process
 from bench.record.proxy import create_app
-from bench.record.redact import Redactor
+from bench.record.redact import MASK, Redactor
 from bench.record.session import RecordingSession
+from scenarios import Scenario, load_scenario
 
 API_KEY = "sk-test-SECRET123"  # sent in the Authorization header, and echoed in the prompt
 TOKEN = "tok-PRIVATE-789"  # a tool result's session_token (a redacted field)
 REDACTED_FIELD = "session_token"
 SECRETS = (API_KEY, TOKEN, "SECRET123", "PRIVATE-789")
 MODEL = "scenario/src_orders"
+FINAL = (  # the answer, as recorded
+    f"Order A123 ships as PX-9 and PX-10; both arrive on Friday. Your session {MASK} is still "
+    "valid.\nAnything else?"
+)
 
 SOURCE = """\
 name: src_orders
@@ -120,8 +125,11 @@ def warm_up(base_url: str, model: str) -> None:
         "messages": [{"role": "user", "content": "?"}],
         "tools": [{"type": "function", "function": {"name": "lookup_order", "parameters": {}}}],
     }
-    response = httpx.post(f"{base_url}/chat/completions", json=body, timeout=30)
-    assert response.status_code == 200, response.text
+    for stream in (False, True):
+        response = httpx.post(
+            f"{base_url}/chat/completions", json={**body, "stream": stream}, timeout=30
+        )
+        assert response.status_code == 200, response.text
 
 
 def serve_in_thread(app: Any) -> tuple[uvicorn.Server, threading.Thread, str]:
@@ -217,3 +225,21 @@ async def run_create_agent(base_url: str, model: str = MODEL) -> str:
     finally:
         await client.aclose()
     return result["messages"][-1].text
+
+
+def masked(text: str) -> str:
+    return text.replace(TOKEN, MASK).replace(API_KEY, MASK)
+
+
+async def record(
+    agent: str, upstream_url: str, directory: Path, name: str, model: str = MODEL
+) -> Scenario:
+    """Run ``agent`` (scheduler, scheduler-stream or create_agent) once through a recording
+    proxy in front of ``upstream_url``; the scenario it wrote."""
+    with recording_proxy(upstream_url, directory, name) as proxy:
+        if agent == "create_agent":
+            answer = await run_create_agent(proxy.url, model)
+        else:
+            answer = await run_scheduler(proxy.url, stream=agent == "scheduler-stream", model=model)
+    assert masked(answer) == FINAL  # the agent really ran to its answer
+    return load_scenario(directory / f"{name}.yaml")

@@ -9,7 +9,6 @@ engine with the recorded answers, and carries no secret of the traffic.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,29 +27,19 @@ from scenarios import (
     ToolBehavior,
     ToolDef,
     Turn,
-    load_scenario,
 )
 from scenarios.schema import ExpectOverride
 from tests.engines.test_every_scenario import args_problem, check
 from tests.record.conftest import (
+    FINAL,
     SECRETS,
     SYSTEM_PROMPT,
     TOOL_SCHEMAS,
     lookup_order,
-    recording_proxy,
-    run_create_agent,
-    run_scheduler,
+    masked,
+    record,
     track_parcel,
 )
-
-FINAL = (
-    f"Order A123 ships as PX-9 and PX-10; both arrive on Friday. Your session {MASK} is still "
-    "valid.\nAnything else?"
-)
-
-
-def masked(text: str) -> str:
-    return text.replace("tok-PRIVATE-789", MASK).replace("sk-test-SECRET123", MASK)
 
 
 def expected(name: str) -> Scenario:
@@ -133,17 +122,6 @@ def without_timing(scenario: Scenario) -> dict[str, Any]:
     for turn in data["script"]:
         turn.pop("timing")
     return data
-
-
-async def record(agent: str, upstream: str, directory: Path, name: str) -> Scenario:
-    with recording_proxy(upstream, directory, name) as proxy:
-        if agent == "create_agent":
-            answer = await run_create_agent(proxy.url)
-        else:
-            answer = await run_scheduler(proxy.url, stream=agent == "scheduler-stream")
-    assert masked(answer) == FINAL  # the agent really ran, and saw the secret
-    assert "tok-PRIVATE-789" in answer
-    return load_scenario(directory / f"{name}.yaml")
 
 
 AGENTS = ("scheduler", "scheduler-stream", "create_agent")
