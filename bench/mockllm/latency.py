@@ -97,8 +97,9 @@ def recorded_schedule(
     role chunk before them, finish / usage / ``[DONE]`` after them). The first payload chunk
     leaves at ``ttft_ms``; the others follow the recorded arrival curve (first to last
     recorded chunk) at the same fraction of the way, so that a different chunking keeps the
-    recorded pace, pauses included; the trailing chunks leave at ``total_ms``. A turn recorded
-    without streaming has no first-token time: every chunk leaves at ``total_ms``.
+    recorded pace, pauses included (without recorded gaps: an even pace up to ``total_ms``);
+    the trailing chunks leave at ``total_ms``. A turn recorded without streaming has no
+    first-token time: every chunk leaves at ``total_ms``.
     """
     total = timing.total_ms / 1000
     if timing.ttft_ms is None:
@@ -106,6 +107,8 @@ def recorded_schedule(
     ttft = timing.ttft_ms / 1000
     arrivals = [0.0, *accumulate(g / 1000 for g in timing.gaps_ms)]  # from the first chunk
     end = max(total - ttft, arrivals[-1])
+    if len(arrivals) == 1:
+        arrivals.append(end)  # no gaps recorded (a log, one chunk): an even pace to the end
     offsets = []
     for i in range(chunks):
         if i < payload.start:

@@ -67,6 +67,9 @@ def test_a_different_chunking_keeps_the_recorded_curve() -> None:
     first, offsets = recorded_schedule(timing, 10, range(1, 8))
     assert first == 0.1
     assert [round(o * 1000, 6) for o in offsets] == [0, 0, 50, 100, 100, 100, 200, 300, 300, 300]
+    # no gaps recorded (a log keeps first token and end only): an even pace to the end
+    _, even = recorded_schedule(TurnTiming(stream=True, ttft_ms=100, total_ms=400), 6, range(1, 5))
+    assert [round(o * 1000, 6) for o in even] == [0, 0, 100, 200, 300, 300]
 
 
 def test_a_turn_recorded_without_streaming_arrives_whole(mock: MockLLM) -> None:
