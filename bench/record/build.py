@@ -15,7 +15,8 @@ Per conversation:
   and its measured ``timing`` (with the token counts the upstream reported);
 - **tool results**: the content of the tool messages in the *next* request, per call, so
   the scenario's tools return what the real tools returned (``returns`` when a tool always
-  returned the same text, else ``results`` keyed by arguments);
+  returned the same text — as a value when it is JSON the tools re-serialise to the same
+  bytes — else ``results`` keyed by arguments);
 - **limits** wide enough that no engine is cut where the recorded agent was not (steps, LLM
   timeout, run deadline, repeated calls, a token budget the requests cannot reach);
 - **expect**: what the recorded run did (LLM calls, tool calls in order, the final answer).
@@ -344,8 +345,21 @@ def _behavior(results: list[RecordedResult]) -> ToolBehavior:
     if not results:
         return ToolBehavior()
     if len({r.returns for r in results}) == 1:
-        return ToolBehavior(returns=results[0].returns)
+        return ToolBehavior(returns=_as_value(results[0].returns))
     return ToolBehavior(results=results)
+
+
+def _as_value(text: str) -> Any:
+    """JSON object or array text as the value itself, where the tools' own serialisation
+    (``json.dumps``, ``ensure_ascii=False``) gives back the same bytes: easier to read, and
+    the debug scorers see its fields. Any other text stays as it is."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict | list) and json.dumps(value, ensure_ascii=False) == text:
+        return value
+    return text
 
 
 def _description(model: Any, script: list[Turn]) -> str:

@@ -308,3 +308,20 @@ def test_names_from_folders() -> None:
         "recorded",
         "orders_log",
     ]
+
+
+def test_json_results_read_as_values_only_where_they_reserialise_to_the_same_bytes() -> None:
+    ask = [{"role": "user", "content": "Go."}]
+    turn0 = assistant(None, call('{"q": "a"}', "c1"))
+    for text, returns in [
+        ('{"ok": true, "n": 1.0, "name": "Zoë"}', {"ok": True, "n": 1.0, "name": "Zoë"}),
+        ('{"ok":true}', '{"ok":true}'),  # compact: json.dumps would add a space
+        ("42", "42"),
+    ]:
+        exchanges = [
+            exchange(ask, turn0, 1.0),
+            exchange([*ask, turn0, tool("c1", text)], assistant("Done."), 2.0),
+        ]
+        [scenario] = build_scenarios(exchanges, "values").scenarios
+        assert scenario.tools[0].behavior == ToolBehavior(returns=returns)
+        assert parse_scenario(scenario_yaml(scenario)).tools[0].behavior.returns == returns

@@ -57,7 +57,7 @@ def expected(name: str) -> Scenario:
                 name="lookup_order",
                 description=lookup_description,
                 parameters=lookup_schema,
-                behavior=ToolBehavior(returns=masked(lookup_order("A123"))),
+                behavior=ToolBehavior(returns=json.loads(masked(lookup_order("A123")))),
             ),
             ToolDef(
                 name="track_parcel",
