@@ -3,7 +3,8 @@
 The exchanges of one agent run form a *conversation*: the first request holds the system
 prompt, any earlier history and the user's input; request *k* holds *k* assistant messages
 after the last user message (the mock's own turn rule), and repeats the messages of request
-*k - 1* followed by the answer it got. Exchanges are grouped by that rule, so one recording
+*k - 1* (compared by role, text and tool-call ids, not by serialisation) followed by the
+answer it got. Exchanges are grouped by that rule, so one recording
 may hold several runs (each becomes its own scenario: ``NAME``, ``NAME_2``, ...).
 
 Per conversation:
@@ -103,6 +104,21 @@ def _turn(messages: list[dict[str, Any]]) -> int:
     return sum(1 for m in messages[_last_user(messages) + 1 :] if m.get("role") == "assistant")
 
 
+def _gist(message: dict[str, Any]) -> tuple[Any, ...]:
+    """What a message says, whatever the client's serialisation (content as text or parts,
+    null fields left out or not, extra keys)."""
+    calls = tuple(
+        (c.get("id"), (c.get("function") or {}).get("name"))
+        for c in message.get("tool_calls") or ()
+    )
+    return (
+        message.get("role"),
+        text_of(message.get("content")) or "",
+        calls,
+        message.get("tool_call_id"),
+    )
+
+
 def _continues(sent: dict[str, Any], answer: dict[str, Any]) -> bool:
     """Whether ``sent`` (an assistant message in a request) is ``answer`` sent back."""
     if sent.get("role") != "assistant":
@@ -167,7 +183,7 @@ def _conversations(exchanges: Sequence[Exchange], notes: list[str]) -> list[list
             if (
                 last.turn == step.turn - 1
                 and len(step.messages) > n
-                and step.messages[:n] == last.messages
+                and [_gist(m) for m in step.messages[:n]] == [_gist(m) for m in last.messages]
                 and _continues(step.messages[n], last.message)
             ):
                 conversation.append(step)
@@ -287,7 +303,7 @@ def _scenario(name: str, steps: list[_Step]) -> Scenario:
     system_prompt, history, user = _prefix(steps)
     tool_defs = _tools(steps)
     tools = {tool.name: tool for tool in tool_defs}
-    results: dict[str, list[RecordedResult]] = {name: [] for name in tools}
+    results: dict[str, list[RecordedResult]] = {tool_name: [] for tool_name in tools}
     script: list[Turn] = []
     unanswered = False
     for position, step in enumerate(steps):

@@ -32,7 +32,8 @@ from bench.record.stream import StreamReader, timing_from
 READY_PREFIX = "schedbench record: proxy listening on "
 CHAT_SUFFIX = "/chat/completions"
 UPSTREAM_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
-_HOP_BY_HOP = frozenset(
+# hop-by-hop headers, and what the proxy sets itself (the length, an identity encoding)
+_NOT_FORWARDED = frozenset(
     {
         "host",
         "connection",
@@ -50,7 +51,7 @@ _HOP_BY_HOP = frozenset(
 
 
 def _headers(headers: Any) -> dict[str, str]:
-    return {k: v for k, v in headers.items() if k.lower() not in _HOP_BY_HOP}
+    return {k: v for k, v in headers.items() if k.lower() not in _NOT_FORWARDED}
 
 
 def upstream_url(upstream: str, path: str, query: str) -> str:

@@ -325,3 +325,19 @@ def test_json_results_read_as_values_only_where_they_reserialise_to_the_same_byt
         [scenario] = build_scenarios(exchanges, "values").scenarios
         assert scenario.tools[0].behavior == ToolBehavior(returns=returns)
         assert parse_scenario(scenario_yaml(scenario)).tools[0].behavior.returns == returns
+
+
+def test_a_client_resending_earlier_messages_in_another_shape_still_continues() -> None:
+    first = [{"role": "user", "content": "Find A."}]
+    resent = [{"role": "user", "content": [{"type": "text", "text": "Find A."}], "name": None}]
+    turn0 = assistant(None, call('{"q": "A"}', "a1"))
+    built = build_scenarios(
+        [
+            exchange(first, turn0, 1.0),
+            exchange(
+                [*resent, {**turn0, "refusal": None}, tool("a1", "shelf")], assistant("Shelf."), 2.0
+            ),
+        ],
+        "shapes",
+    )
+    assert (built.notes, [len(s.script) for s in built.scenarios]) == ([], [2])
