@@ -17,6 +17,9 @@ LLM sees, and its behaviour is the scenario's:
 - ``returns_size_kb`` — the JSON result is padded with a ``padding`` text field to that size;
 - ``handler: module:function`` — called as ``function(**args)`` (sync or async); its return
   value (a string, or anything JSON-able) is the result, its exceptions are the tool's.
+- ``results`` (recorded scenarios) — what the real tool returned, by arguments: the n-th call
+  of a run with given arguments gets the n-th result recorded with them (the last repeats);
+  arguments never recorded raise ``ToolFailure``.
 
 Every execution — success, exception or cancellation — is recorded in the current run's
 ``RunLog`` (``bench.recording``) with its name, arguments, outcome and duration. Engines
@@ -28,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -77,7 +81,12 @@ class ScenarioTool:
         self._latency_s = self.behavior.latency_ms / 1000
         # the fixed result is serialised once: every call (and every engine) gets this string
         self._result: str | None = None
-        if self._handler is None and self.behavior.raises is None and not self.behavior.hangs:
+        if (
+            self._handler is None
+            and self.behavior.raises is None
+            and not self.behavior.hangs
+            and not self.behavior.results
+        ):
             self._result = self._finish(self.behavior.returns)
 
     def _finish(self, value: Any) -> str:
@@ -102,6 +111,19 @@ class ScenarioTool:
         if b.raises is not None:
             raise ToolFailure(b.raises)
 
+    def _recorded_result(self, args: dict[str, Any], earlier: int) -> str:
+        """The result recorded for these arguments, after ``earlier`` calls with them."""
+        matches = [r.returns for r in self.behavior.results if r.args == args]
+        if not matches:
+            raise ToolFailure(f"no result was recorded for {self.name}({json.dumps(args)})")
+        return matches[min(earlier, len(matches) - 1)]
+
+    def _earlier_calls(self, args: dict[str, Any]) -> int:
+        """Calls of this tool with these arguments already made in this run."""
+        if not self.behavior.results:
+            return 0
+        return sum(1 for t in current_log().tools if t.name == self.name and t.args == args)
+
     def _start(self, args: dict[str, Any]) -> tuple[ToolExecution, int]:
         # recorded when it starts, so that the log keeps the order the calls were made in
         log = current_log()
@@ -111,6 +133,7 @@ class ScenarioTool:
 
     async def acall(self, **args: Any) -> str:
         """The async variant (cancellable, even while hanging)."""
+        earlier = self._earlier_calls(args)
         execution, number = self._start(args)
         try:
             if self._latency_s:
@@ -123,6 +146,8 @@ class ScenarioTool:
                 if inspect.isawaitable(value):
                     value = await value
                 result = self._finish(value)
+            elif self.behavior.results:
+                result = self._recorded_result(args, earlier)
             else:
                 result = self._result
             execution.ok = True
@@ -138,6 +163,7 @@ class ScenarioTool:
 
     def call(self, **args: Any) -> str:
         """The sync variant (a hang blocks the calling thread; see the module docstring)."""
+        earlier = self._earlier_calls(args)
         execution, number = self._start(args)
         try:
             if self._latency_s:
@@ -153,6 +179,8 @@ class ScenarioTool:
                         value.close()
                     raise TypeError(f"tool {self.name!r}: async handler called from sync code")
                 result = self._finish(value)
+            elif self.behavior.results:
+                result = self._recorded_result(args, earlier)
             else:
                 result = self._result
             execution.ok = True

@@ -69,21 +69,21 @@ def first_answer_chunk(chunks: Sequence[bytes], protocol: str | None) -> int | N
 def reply_ttft_s(reply: Any, protocol: str | None) -> float | None:
     """Seconds from sending a request to the first answer text of the mock's reply.
 
-    A streamed reply's chunk *i* leaves at ``delay_s + i * chunk_delay_s`` (the mock paces
-    against a schedule); a non-streamed one arrives whole after ``delay_s``.
+    A streamed reply's chunk *i* leaves at ``delay_s + offset_s(i)`` (the mock paces against
+    a schedule); a non-streamed one arrives whole after ``delay_s``.
     """
     if reply.chunks is None:
         return reply.delay_s
     index = first_answer_chunk(reply.chunks, protocol)
     if index is None:
         return None
-    return reply.delay_s + index * reply.chunk_delay_s
+    return reply.delay_s + reply.offset_s(index)
 
 
 def reply_total_s(reply: Any) -> float:
     """Seconds from sending a request to the last byte of the mock's reply."""
     if reply.chunks:
-        return reply.delay_s + reply.chunk_delay_s * max(len(reply.chunks) - 1, 0)
+        return reply.delay_s + reply.offset_s(len(reply.chunks) - 1)
     return reply.delay_s
 
 

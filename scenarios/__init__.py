@@ -12,11 +12,13 @@ from scenarios.schema import (
     Expect,
     Fault,
     Limits,
+    RecordedResult,
     Scenario,
     ScriptToolCall,
     ToolBehavior,
     ToolDef,
     Turn,
+    TurnTiming,
 )
 
 __all__ = [
@@ -24,12 +26,14 @@ __all__ = [
     "Expect",
     "Fault",
     "Limits",
+    "RecordedResult",
     "Scenario",
     "ScenarioError",
     "ScriptToolCall",
     "ToolBehavior",
     "ToolDef",
     "Turn",
+    "TurnTiming",
     "load_scenario",
     "load_scenarios",
     "parse_scenario",

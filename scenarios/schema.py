@@ -6,6 +6,7 @@ the limits every engine maps to its own knobs, and what must come out.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
@@ -24,14 +25,24 @@ from scenarios.tool_results import result_text
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 FAULT_TAGS = frozenset({"fault", "failure"})
 Status = Literal["completed", "failed", "aborted", "error"]
+MAX_RECORDED_MS = 3_600_000.0  # an hour: the bound of every recorded duration
+MAX_RECORDED_TOKENS = 10_000_000
+Milliseconds = Annotated[float, Field(ge=0, le=MAX_RECORDED_MS)]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class RecordedResult(_Strict):
+    """What a real tool returned for one call (recorded scenarios, ``bench.record``)."""
+
+    args: dict[str, Any] = Field(default_factory=dict)
+    returns: str = Field(description="the tool message's content, exactly as the agent sent it")
+
+
 class ToolBehavior(_Strict):
-    """What a scenario tool does when called: exactly one of returns / raises / hangs."""
+    """What a scenario tool does when called: exactly one of returns / raises / hangs / results."""
 
     returns: Any = None
     raises: str | None = None
@@ -40,6 +51,12 @@ class ToolBehavior(_Strict):
     fail_times: int = Field(default=0, ge=0, description="raise on the first N calls, then return")
     fail_message: str = "temporary failure"
     returns_size_kb: float | None = Field(default=None, gt=0)
+    results: list[RecordedResult] = Field(
+        default_factory=list,
+        max_length=10_000,
+        description="recorded results by arguments: a call gets the next unused entry whose "
+        "args equal its own",
+    )
 
     @model_validator(mode="after")
     def _one_outcome(self) -> ToolBehavior:
@@ -49,11 +66,14 @@ class ToolBehavior(_Strict):
                 ("returns", self.returns is not None),
                 ("raises", self.raises is not None),
                 ("hangs", self.hangs),
+                ("results", bool(self.results)),
             )
             if on
         ]
         if len(chosen) > 1:
-            raise ValueError(f"choose one of returns | raises | hangs, not {' and '.join(chosen)}")
+            raise ValueError(
+                f"choose one of returns | raises | hangs | results, not {' and '.join(chosen)}"
+            )
         return self
 
 
@@ -94,7 +114,7 @@ class ToolDef(_Strict):
         """The text a successful call returns, when it is fixed by the behaviour (not for
         handlers, tools that always raise, or hang)."""
         b = self.behavior
-        if self.handler is not None or b.raises is not None or b.hangs:
+        if self.handler is not None or b.raises is not None or b.hangs or b.results:
             return None
         return result_text(b.returns, b.returns_size_kb)
 
@@ -128,8 +148,30 @@ class ScriptToolCall(_Strict):
     raw_arguments: str | None = Field(
         default=None, description="sent verbatim instead of args: a malformed-JSON fault"
     )
+    recorded_arguments: str | None = Field(
+        default=None,
+        max_length=1_000_000,
+        description="the arguments text exactly as a real model wrote it (recorded scenarios): "
+        "sent byte for byte instead of re-serialising args, which it must parse to",
+    )
     unknown: bool = Field(default=False, description="deliberately names an undefined tool")
     id: str | None = None
+
+    @model_validator(mode="after")
+    def _recorded_matches_args(self) -> ScriptToolCall:
+        if self.recorded_arguments is None:
+            return self
+        if self.raw_arguments is not None:
+            raise ValueError("choose one of raw_arguments | recorded_arguments")
+        try:
+            parsed = json.loads(self.recorded_arguments)
+        except ValueError:
+            raise ValueError(
+                "recorded_arguments: not valid JSON; malformed arguments go in raw_arguments"
+            ) from None
+        if parsed != self.args:
+            raise ValueError("recorded_arguments: does not parse to args")
+        return self
 
 
 class Fault(_Strict):
@@ -148,6 +190,61 @@ class Fault(_Strict):
         return self
 
 
+class TurnTiming(_Strict):
+    """How long a real model took for one turn, as recorded (``bench.record``).
+
+    The ``recorded`` latency profile plays it back: the first answer chunk after ``ttft_ms``,
+    the next ones spaced like ``gaps_ms``, the last byte at ``total_ms``. All from the moment
+    the request was sent.
+    """
+
+    stream: bool = Field(description="whether the recorded call was streamed (SSE)")
+    ttft_ms: Milliseconds | None = Field(
+        default=None, description="to the first content or tool-call chunk (streamed calls)"
+    )
+    total_ms: Milliseconds = Field(description="to the last byte of the answer")
+    gaps_ms: list[Milliseconds] = Field(
+        default_factory=list,
+        max_length=100_000,
+        description="between consecutive content / tool-call chunks (streamed calls)",
+    )
+    prompt_tokens: int | None = Field(default=None, ge=0, le=MAX_RECORDED_TOKENS)
+    completion_tokens: int | None = Field(default=None, ge=0, le=MAX_RECORDED_TOKENS)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TurnTiming:
+        if not self.stream:
+            if self.ttft_ms is not None or self.gaps_ms:
+                raise ValueError("a call that was not streamed has no ttft_ms or gaps_ms")
+            return self
+        if self.ttft_ms is None:
+            if self.gaps_ms:
+                raise ValueError("gaps_ms needs ttft_ms")
+            return self
+        # rounding to the microsecond may push the sum a hair past the total
+        slack = 0.01 + 0.001 * len(self.gaps_ms)
+        if self.ttft_ms + sum(self.gaps_ms) > self.total_ms + slack:
+            raise ValueError("ttft_ms plus gaps_ms exceeds total_ms")
+        return self
+
+    def share(self, index: int, parts: int) -> TurnTiming:
+        """Part ``index`` of ``parts`` when one answer is played as several calls (ReAct: a
+        call per action): each waits for its own first token, and the time spent generating
+        the answer (chunk gaps, then the tail) is shared out."""
+        tokens = self.completion_tokens
+        update: dict[str, Any] = {
+            "completion_tokens": None if tokens is None else round(tokens / parts),
+        }
+        if self.ttft_ms is None:
+            update["total_ms"] = self.total_ms / parts
+            return self.model_copy(update=update)
+        size = -(-len(self.gaps_ms) // parts)
+        gaps = self.gaps_ms[index * size : (index + 1) * size]
+        tail = max(self.total_ms - self.ttft_ms - sum(self.gaps_ms), 0.0)
+        update.update(gaps_ms=gaps, total_ms=self.ttft_ms + sum(gaps) + tail / parts)
+        return self.model_copy(update=update)
+
+
 class Turn(_Strict):
     """One answer of the mocked LLM: tool calls, or content (the final answer)."""
 
@@ -163,6 +260,9 @@ class Turn(_Strict):
             "mock plays this turn only when a result of the previous turn is not the tool's "
             "scripted result (a retry middleware that already got it skips the turn)"
         ),
+    )
+    timing: TurnTiming | None = Field(
+        default=None, description="recorded timings, played by the 'recorded' latency profile"
     )
 
     @model_validator(mode="after")
@@ -374,6 +474,7 @@ class Scenario(_Strict):
                             "content": None,
                             "fault": turn.fault if i == 0 else None,
                             "repeat": turn.repeat and i == len(turn.tool_calls) - 1,
+                            "timing": turn.timing and turn.timing.share(i, len(turn.tool_calls)),
                         }
                     )
                 )

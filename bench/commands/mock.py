@@ -12,7 +12,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve = sub.add_parser("serve", help="serve POST /v1/chat/completions on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8765, help="TCP port (0 picks a free one)")
     serve.add_argument("--scenario-dir", help="directory of scenario YAML files")
-    serve.add_argument("--latency", choices=["zero", "realistic", "ttft"], default="zero")
+    # the names of bench.mockllm.latency.PROFILE_NAMES (not imported: the CLI starts fast)
+    serve.add_argument(
+        "--latency", choices=["zero", "realistic", "ttft", "recorded"], default="zero"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

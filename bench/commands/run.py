@@ -35,8 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--latency",
-        choices=["zero", "realistic", "both"],
-        help="mock LLM latency profile of the suite (default zero; throughput uses both)",
+        choices=["zero", "realistic", "recorded", "both"],
+        help="mock LLM latency profile of the suite (default zero; throughput uses zero and "
+        "realistic; both = zero and realistic; recorded = each turn's recorded timing)",
     )
     parser.add_argument(
         "--transport", choices=["inprocess", "loopback"], help="how engines reach the mock"

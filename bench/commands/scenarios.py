@@ -1,4 +1,4 @@
-"""``schedbench scenarios list|validate|new``."""
+"""``schedbench scenarios list|validate|new|import``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import argparse
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from bench.commands import _scenario_import as scenario_import
 
 if TYPE_CHECKING:
     from scenarios import Scenario
@@ -23,8 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("list", "a table of the scenarios: name, tags, tools, turns"),
         ("validate", "check every scenario file; exit 2 if any is invalid"),
         ("new", "write a commented scenario file that already validates"),
+        ("import", "a scenario from a JSONL log of chat-completion requests and responses"),
     ):
         command = sub.add_parser(action, help=text, description=text)
+        if action == "import":
+            scenario_import.add_arguments(command)
         if action == "new":
             command.add_argument("name", metavar="NAME", help="scenario name: [a-z0-9_]+")
             command.add_argument(
@@ -41,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"list": _list, "validate": _validate, "new": _new}[args.action](args)
+    actions = {"list": _list, "validate": _validate, "new": _new, "import": scenario_import.run}
+    return actions[args.action](args)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.mockllm import sse
-from bench.mockllm.latency import LatencyProfile
+from bench.mockllm.latency import LatencyProfile, recorded_schedule
 from bench.mockllm.protocols import (
     Completion,
     Protocol,
@@ -57,6 +57,19 @@ class MockReply:
     chunks: list[bytes] | None = None
     delay_s: float = 0.0  # before the first byte (TTFT, or the whole non-streamed answer)
     chunk_delay_s: float = 0.0  # between streamed chunks
+    # a recorded turn's own schedule: each chunk's offset from the first byte (seconds)
+    chunk_offsets_s: tuple[float, ...] | None = None
+
+    @property
+    def paced(self) -> bool:
+        """Whether streamed chunks wait between each other (else they leave back to back)."""
+        return bool(self.chunk_delay_s) or self.chunk_offsets_s is not None
+
+    def offset_s(self, index: int) -> float:
+        """When streamed chunk ``index`` leaves, in seconds after the first byte."""
+        if self.chunk_offsets_s is not None:
+            return self.chunk_offsets_s[index]
+        return index * self.chunk_delay_s
 
 
 def _error(
@@ -167,7 +180,9 @@ class MockLLM:
         forced_text = body.get("tool_choice") == "none" and bool(turn.tool_calls)
         if forced_text:
             # a client forbidding tools (e.g. a forced summary) gets text, as OpenAI answers
-            turn = Turn(content=turn.content or FORCED_TEXT, latency_ms=turn.latency_ms)
+            turn = Turn(
+                content=turn.content or FORCED_TEXT, latency_ms=turn.latency_ms, timing=turn.timing
+            )
         prompt_tokens = self._prompt_tokens(body, messages)
         fault_delay = 0.0
         if turn.fault is not None:
@@ -200,6 +215,7 @@ class MockLLM:
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         }
+        recorded = turn.timing if self.latency.plays_recorded else None
         if stream:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             chunks = sse.chunks(completion, model, usage if include_usage else None, protocol)
@@ -210,12 +226,17 @@ class MockLLM:
                 delay_s=ttft + extra,
                 chunk_delay_s=rest / max(len(chunks) - 1, 1),
             )
+            if recorded is not None:
+                first, offsets = recorded_schedule(
+                    recorded, len(chunks), sse.payload_indices(len(chunks), include_usage)
+                )
+                reply.delay_s, reply.chunk_offsets_s = first + extra, offsets
         else:
             reply = MockReply(
                 200,
                 {"content-type": "application/json"},
                 json.dumps(sse.completion_body(completion, model, usage)).encode(),
-                delay_s=ttft + rest + extra,
+                delay_s=(recorded.total_ms / 1000 if recorded else ttft + rest) + extra,
             )
         return self._finish(
             (name, index, protocol, stream), body, reply, prompt_tokens, completion_tokens

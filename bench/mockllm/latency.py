@@ -1,9 +1,20 @@
-"""The mock's latency model: time to first token plus a token rate, with seeded jitter."""
+"""The mock's latency model: time to first token plus a token rate, with seeded jitter.
+
+The ``recorded`` profile instead plays each turn's measured ``timing`` (a scenario recorded
+from real traffic, ``bench.record``): see ``recorded_schedule``.
+"""
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scenarios.schema import TurnTiming
+
+PROFILE_NAMES = ("zero", "realistic", "ttft", "recorded")
 
 
 @dataclass(frozen=True)
@@ -21,6 +32,7 @@ class LatencyProfile:
     tokens_per_s: float | None = None
     jitter: float = 0.0
     seed: int = 0
+    plays_recorded: bool = False  # turns with a recorded ``timing`` play it (else: as above)
 
     @classmethod
     def zero(cls) -> LatencyProfile:
@@ -43,11 +55,19 @@ class LatencyProfile:
         return cls(name="ttft", ttft_ms=100.0, tokens_per_s=1000.0, jitter=0.1, seed=seed)
 
     @classmethod
+    def recorded(cls) -> LatencyProfile:
+        """Each turn as the real model answered it when recorded: its time to first token,
+        the gaps between its chunks (jitter as observed, nothing drawn) and its total time.
+        Turns without a recorded ``timing`` answer at once."""
+        return cls(name="recorded", plays_recorded=True)
+
+    @classmethod
     def named(cls, name: str) -> LatencyProfile:
-        profiles = {"zero": cls.zero, "realistic": cls.realistic, "ttft": cls.ttft}
-        if name not in profiles:
-            raise ValueError(f"unknown latency profile {name!r}; choose one of {sorted(profiles)}")
-        return profiles[name]()
+        if name not in PROFILE_NAMES:
+            raise ValueError(
+                f"unknown latency profile {name!r}; choose one of {sorted(PROFILE_NAMES)}"
+            )
+        return getattr(cls, name)()  # each name is a constructor above
 
     @property
     def is_zero(self) -> bool:
@@ -65,3 +85,45 @@ class LatencyProfile:
         ttft = self.ttft_ms / 1000 * factor
         rest = completion_tokens / self.tokens_per_s * factor if self.tokens_per_s else 0.0
         return ttft, rest
+
+
+def recorded_schedule(
+    timing: TurnTiming, chunks: int, payload: range
+) -> tuple[float, tuple[float, ...]]:
+    """Play a recorded turn on the mock's own SSE chunks: (seconds to the first byte, each
+    chunk's offset in seconds from it).
+
+    ``payload`` are the indices of the chunks that carry content or tool-call fragments (the
+    role chunk before them, finish / usage / ``[DONE]`` after them). The first payload chunk
+    leaves at ``ttft_ms``; the others follow the recorded arrival curve (first to last
+    recorded chunk) at the same fraction of the way, so that a different chunking keeps the
+    recorded pace, pauses included (without recorded gaps: an even pace up to ``total_ms``);
+    the trailing chunks leave at ``total_ms``. A turn recorded without streaming has no
+    first-token time: every chunk leaves at ``total_ms``.
+    """
+    total = timing.total_ms / 1000
+    if timing.ttft_ms is None:
+        return total, (0.0,) * chunks
+    ttft = timing.ttft_ms / 1000
+    arrivals = [0.0, *accumulate(g / 1000 for g in timing.gaps_ms)]  # from the first chunk
+    end = max(total - ttft, arrivals[-1])
+    if len(arrivals) == 1:
+        arrivals.append(end)  # no gaps recorded (a log, one chunk): an even pace to the end
+    offsets = []
+    for i in range(chunks):
+        if i < payload.start:
+            offsets.append(0.0)
+        elif i >= payload.stop:
+            offsets.append(end)
+        else:
+            offsets.append(_on_curve(arrivals, (i - payload.start) / max(len(payload) - 1, 1)))
+    return ttft, tuple(offsets)
+
+
+def _on_curve(arrivals: list[float], fraction: float) -> float:
+    """The recorded arrival time at ``fraction`` of the way from the first to the last chunk,
+    interpolated linearly between the two recorded chunks around it."""
+    position = fraction * (len(arrivals) - 1)
+    low = min(int(position), len(arrivals) - 1)
+    high = min(low + 1, len(arrivals) - 1)
+    return arrivals[low] + (arrivals[high] - arrivals[low]) * (position - low)

@@ -100,6 +100,8 @@ def script_position(
 def call_arguments(call: ScriptToolCall) -> str:
     if call.raw_arguments is not None:
         return call.raw_arguments
+    if call.recorded_arguments is not None:
+        return call.recorded_arguments
     return json.dumps(call.args, ensure_ascii=False)
 
 

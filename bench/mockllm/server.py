@@ -39,11 +39,11 @@ def create_app(mock: MockLLM) -> Starlette:
             return Response(reply.body, status_code=reply.status, headers=reply.headers)
 
         async def events():
-            delay, loop = reply.chunk_delay_s, asyncio.get_running_loop()
+            paced, loop = reply.paced, asyncio.get_running_loop()
             start = loop.time()
             for i, chunk in enumerate(reply.chunks):
                 # paced against a schedule, so that sleep overshoots do not accumulate
-                if delay and i and (wait := start + i * delay - loop.time()) > 0:
+                if paced and i and (wait := start + reply.offset_s(i) - loop.time()) > 0:
                     await asyncio.sleep(wait)
                 yield chunk
 

@@ -104,3 +104,9 @@ def chunks(
         events.append(_event({**base, "choices": [], "usage": usage}))
     events.append(b"data: [DONE]\n\n")
     return events
+
+
+def payload_indices(count: int, with_usage: bool) -> range:
+    """Which of ``chunks()``'s events carry content or tool-call fragments: all but the role
+    chunk before them and the finish chunk, the usage chunk and ``[DONE]`` after them."""
+    return range(1, count - 2 - int(with_usage))

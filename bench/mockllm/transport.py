@@ -61,13 +61,13 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             if self._read:
                 return  # EOF: the body was already read
             self._read = True
-            delay = self._reply.chunk_delay_s
-            loop = asyncio.get_running_loop()
+            reply = self._reply
+            paced, loop = reply.paced, asyncio.get_running_loop()
             start = loop.time()
-            for i, chunk in enumerate(self._reply.chunks or ()):
+            for i, chunk in enumerate(reply.chunks or ()):
                 # paced against a schedule: each sleep's overshoot (epoll rounds up to the
                 # millisecond) must not add up over hundreds of chunks
-                if delay and i and (wait := start + i * delay - loop.time()) > 0:
+                if paced and i and (wait := start + reply.offset_s(i) - loop.time()) > 0:
                     await asyncio.sleep(wait)
                 yield chunk
 
@@ -82,10 +82,10 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             if self._read:
                 return  # EOF: the body was already read
             self._read = True
-            delay = self._reply.chunk_delay_s
-            start = time.monotonic()
-            for i, chunk in enumerate(self._reply.chunks or ()):
-                if delay and i and (wait := start + i * delay - time.monotonic()) > 0:
+            reply = self._reply
+            paced, start = reply.paced, time.monotonic()
+            for i, chunk in enumerate(reply.chunks or ()):
+                if paced and i and (wait := start + reply.offset_s(i) - time.monotonic()) > 0:
                     time.sleep(wait)
                 yield chunk
 

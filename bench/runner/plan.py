@@ -152,9 +152,9 @@ class Plan:
 def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
     """A rough upper estimate of one run's duration, from what the scenario scripts.
 
-    Counts LLM steps, scripted turn latency, tool latency (parallel calls summed), hanging
-    tools (cut at the tool timeout), LLM faults (retry waits, delays cut at the LLM timeout)
-    and repeating last turns (played until ``max_steps``). Only used to budget repeats and
+    Counts LLM steps, scripted turn latency (and recorded timings under ``recorded``), tool
+    latency (parallel calls summed), hanging tools (cut at the tool timeout), LLM faults
+    (retry waits, delays cut at the LLM timeout) and repeating last turns (played until ``max_steps``). Only used to budget repeats and
     to size the worker's watchdog; never reported as a measurement.
     """
     limits = scenario.limits
@@ -163,6 +163,8 @@ def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
 
     def turn_cost(turn: Any) -> float:
         cost = step_s + (turn.latency_ms or 0.0) / 1000
+        if latency == "recorded" and turn.timing is not None:
+            cost += turn.timing.total_ms / 1000
         if turn.fault is not None:
             fault = turn.fault
             if fault.status is not None:

@@ -75,7 +75,7 @@ BROKEN = {
             "      returns: {city: Paris, temperature: 14}",
             "      returns: {city: Paris}\n      raises: boom",
         ),
-        "tools[0].behavior: choose one of returns | raises | hangs, not returns and raises",
+        "tools[0].behavior: choose one of returns | raises | hangs | results, not returns and raises",
     ),
     "override_without_reason": (
         GOOD.format(name="override_without_reason")
