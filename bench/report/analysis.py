@@ -28,6 +28,7 @@ from bench.report.model import (
 )
 from bench.results import metrics, stats
 from bench.results.load import run_seed
+from scenarios.expect import misses as expect_misses
 
 REFERENCE_SCENARIO = "customer_returns"
 REFERENCE_LLM_LATENCY_MS = 1000.0  # "a typical hosted LLM call", for shares in the ledger
@@ -234,14 +235,16 @@ OUTCOMES = ("recovered", "completed", "failed", "aborted", "error")
 def fault_matrix(data: RunData) -> pd.DataFrame:
     """Engine x fault scenario: the usual outcome and whether it is what production needs.
 
-    ``as_expected``: the run meets the scenario's **base** expectation — the ``expect``
-    block without its per-engine overrides, i.e. what the scenario's author says a
-    production agent should do: the status, the termination reason and the tools executed
-    (when given) and the text of the final answer (when given). Request and call counts are
-    not judged (a retry more or less is efficiency, not correctness).
-    outcome: the status, with ``completed`` runs that meet it called ``recovered``.
+    ``as_expected``: the run meets the scenario's **base outcome** — the outcome fields of
+    its ``expect`` block without per-engine overrides (``scenarios.Expect.outcome``): what
+    a production agent must reach (the status, an action that must never run, a limit on
+    calls, no request over the budget, a tool cut within its timeout, no call with invalid
+    arguments, the text of the answer), judged by ``scenarios.expect.misses``, the runner's
+    own judge. Flow fields (how many requests, which path) are not judged here.
+    ``outcome``: the status, with ``completed`` runs that meet it called ``recovered``.
+    A cell's outcome is its most frequent one; ``mixed`` says when its runs differed.
     """
-    cols = ["engine", "scenario", "outcome", "as_expected", "runs", "termination", "why"]
+    cols = ["engine", "scenario", "outcome", "as_expected", "runs", "mixed", "termination", "why"]
     faults = data.fault_scenarios
     if not faults:
         return pd.DataFrame(columns=cols)
@@ -249,8 +252,8 @@ def fault_matrix(data: RunData) -> pd.DataFrame:
     rows = []
     runs = data.runs[data.runs["scenario"].isin(faults)]
     for (engine, scenario), g in runs.groupby(["engine", "scenario"]):
-        exp = expect.loc[scenario]
-        judged = [_judge(r, exp) for r in g.itertuples()]
+        outcome_spec = expect.loc[scenario].get("expect_outcome")
+        judged = [_judge(r, outcome_spec) for r in g.to_dict("records")]
         counts = pd.Series([o for o, _ in judged]).value_counts()
         outcome = str(counts.index[0])
         misses = next(m for o, m in judged if o == outcome)
@@ -262,6 +265,7 @@ def fault_matrix(data: RunData) -> pd.DataFrame:
                 "outcome": outcome,
                 "as_expected": not misses,
                 "runs": len(g),
+                "mixed": len(counts) > 1,
                 "termination": terminations.mode().iloc[0] if len(terminations) else "",
                 "why": "; ".join(misses),
             }
@@ -269,45 +273,19 @@ def fault_matrix(data: RunData) -> pd.DataFrame:
     return _ordered(pd.DataFrame(rows, columns=cols))
 
 
-def base_expectation_misses(run: object, exp: pd.Series) -> list[str]:
-    """How a run differs from the base expectation (see ``fault_matrix``); empty: met."""
-    misses = []
-    status = str(getattr(run, "status", "error"))
-    want_status = exp.get("expect_status") or "completed"
-    if status != want_status:
-        misses.append(f"status {status}, production needs {want_status}")
-    want_term = exp.get("expect_termination")
-    term = getattr(run, "termination", None)
-    if isinstance(want_term, str) and want_term and str(term) != want_term:
-        misses.append(f"ended by {term}, production needs {want_term}")
-    want_tools = exp.get("expect_tools")
-    tools = getattr(run, "tools", None)
-    if (
-        isinstance(want_tools, list | tuple)
-        and isinstance(tools, list | tuple)
-        and sorted(map(str, tools)) != sorted(map(str, want_tools))
-    ):
-        misses.append(f"tools {list(tools)}, production needs {list(want_tools)}")
-    want = exp.get("expect_final_contains")
-    answer = getattr(run, "final_answer", None)
-    complete = status == want_status == "completed"
-    if (
-        complete
-        and isinstance(want, str)
-        and want
-        and not (isinstance(answer, str) and want in answer)
-    ):
-        misses.append(f"final answer lacks {want!r}")
-    return misses
-
-
-def _judge(run: object, exp: pd.Series) -> tuple[str, list[str]]:
-    status = str(getattr(run, "status", "error"))
+def _judge(run: dict, outcome_spec: object) -> tuple[str, list[str]]:
+    status = str(run.get("status") or "error")
     if status not in OUTCOMES:
         status = "error"
-    misses = base_expectation_misses(run, exp)
+    spec = outcome_spec if isinstance(outcome_spec, dict) else {"status": "completed"}
+    observed = {key: (None if _missing(value) else value) for key, value in run.items()}
+    misses = expect_misses(spec, observed)
     outcome = "recovered" if status == "completed" and not misses else status
     return outcome, misses
+
+
+def _missing(value: object) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def fault_scores(data: RunData) -> pd.DataFrame:

@@ -11,7 +11,8 @@ row typed, corrupt lines counted); this module turns it into the report's frames
 - ``throughput.jsonl``  → ``throughput`` (``bench.results.metrics.throughput_level``)
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
-- the repository        → ``code_size`` (counted now, by ``bench.report.codesize``)
+- ``meta.json``'s ``code_size`` → ``code_size`` (counted when the run was made, by
+  ``bench.codesize``: the report never reads the working tree)
 
 A corrupt meta.json is an error (``bench.results.load.BadMeta``, one line); anything missing
 becomes ``None`` plus a note for the caveats, and so do corrupt rows (counted, with their
@@ -26,14 +27,11 @@ from typing import Any
 
 import pandas as pd
 
-from bench.report import codesize
-from bench.report.model import FAULT_TAGS, RunData
+from bench.report.model import RunData
 from bench.results import metrics
 from bench.results.files import FOOTPRINT, THROUGHPUT
 from bench.results.load import NotARunFolder, RunFolder, load_run_folder
 from bench.results.rows import RunRow, TtftRow
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 _RUN_FIELDS = (
     "engine",
@@ -56,6 +54,9 @@ _RUN_FIELDS = (
     "expect_ok",
     "request_prompt_tokens",
     "tools",
+    "max_request_tokens",
+    "max_tool_ms",
+    "invalid_tool_args",
     "round",
     "repeat",
     "crashed",
@@ -113,7 +114,8 @@ def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.Da
                 "scenario": name,
                 "description": " ".join(scenario.description.split()),
                 "tags": tags,
-                "fault": bool(FAULT_TAGS & set(tags)),
+                "fault": scenario.is_fault,
+                "expect_outcome": scenario.expect.outcome(),
                 "expect_status": scenario.expect.status,
                 "expect_termination": scenario.expect.termination,
                 "expect_final_contains": scenario.expect.final_contains,
@@ -187,7 +189,7 @@ def _debuggability(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
     return frame if not frame.empty else None
 
 
-def load_run_dir(run_dir: Path | str, *, repo_root: Path | None = REPO_ROOT) -> RunData:
+def load_run_dir(run_dir: Path | str) -> RunData:
     """Read a run directory (see the module docstring); ``NotARunFolder`` if it holds no
     runs, ``BadMeta`` if its meta.json is corrupt (both: one line)."""
     folder = load_run_folder(run_dir)
@@ -208,7 +210,9 @@ def load_run_dir(run_dir: Path | str, *, repo_root: Path | None = REPO_ROOT) -> 
     throughput = _throughput(folder, notes)
     debug = _debuggability(folder, notes)
     ttft = _ttft(folder.timed_ttft)
-    code = codesize.measure(repo_root) if repo_root is not None else None
+    code = pd.DataFrame(meta.get("code_size") or []) if meta.get("code_size") else None
+    if code is None:
+        notes.append("meta.json has no code sizes (a run made before they were recorded).")
     return RunData(
         runs=runs,
         scenarios=scenarios,

@@ -51,6 +51,10 @@ RUN_COLUMNS: dict[str, str] = {
     "error": "error text (untrusted text)",
     "latency_profile": "zero | realistic",
     "tools": "names of the tools executed, in order (list)",
+    "max_request_tokens": "the largest request's prompt tokens",
+    "max_tool_ms": "the longest tool execution",
+    "invalid_tool_args": "tool executions whose arguments broke the tool's JSON Schema",
+    "round": "the round (a fresh worker process per engine and round)",
 }
 TEXT_RUN_COLUMNS = ("engine", "scenario", "status", "termination", "final_answer", "error")
 
@@ -59,6 +63,7 @@ SCENARIO_COLUMNS: dict[str, str] = {
     "description": "what it probes (untrusted text)",
     "tags": "tuple of tags",
     "fault": "True for failure scenarios (tag 'fault' or 'failure')",
+    "expect_outcome": "the base expectation's outcome fields (scenarios.Expect.outcome)",
     "expect_status": "the status a production agent should reach (base expectation)",
     "expect_termination": "the expected termination reason, or None",
     "expect_final_contains": "text the final answer must contain, or None",
@@ -105,9 +110,12 @@ TTFT_COLUMNS: dict[str, str] = {
 
 CODE_SIZE_COLUMNS: dict[str, str] = {
     "component": "what was measured (e.g. scheduler, scheduler core loop)",
-    "path": "file or directory, relative to the repository",
+    "part": "code, or a production configuration's built-in / custom part",
+    "path": "file, directory or file.py::name, relative to the repository",
     "files": "number of Python files",
-    "lines": "code lines: not blank, not comments, not docstrings",
+    "statements": "syntax-tree statements, docstrings excluded (bench.codesize)",
+    "nodes": "syntax-tree nodes, docstrings excluded",
+    "logical_lines": "logical lines (tokenize NEWLINEs), docstrings excluded",
 }
 
 

@@ -137,7 +137,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def test_reads_the_runners_files(run_dir: Path) -> None:
-    data = load_run_dir(run_dir, repo_root=None)
+    data = load_run_dir(run_dir)
     assert data.engines == list(ENGINES)
     runs = data.runs
     assert len(runs) == 3 * 10  # warm-ups left out, the resumed row replaced the crashed one
