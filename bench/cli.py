@@ -10,15 +10,37 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import bench.commands
+from bench.escape import visible
 
 EXIT_USAGE = 2
 
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
+
+
+def check_range(option: str, value: int | None, low: int, high: int) -> None:
+    """A number option outside ``low..high`` is a usage error that names the allowed range."""
+    if value is not None and not low <= value <= high:
+        raise UsageError(f"{option} must be between {low:,} and {high:,}, not {value:,}")
+
+
+def writable_dir(directory: Path, option: str) -> None:
+    """Create ``directory`` if needed and prove it writable (a probe file), before any work
+    that would only fail at its first write."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {directory}: cannot write there ({exc.strerror or exc})"
+        ) from None
 
 
 def _command_modules() -> dict[str, object]:
@@ -52,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except UsageError as exc:
-        print(f"schedbench {args.command}: error: {exc}", file=sys.stderr)
+        print(visible(f"schedbench {args.command}: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

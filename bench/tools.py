@@ -16,7 +16,9 @@ LLM sees, and its behaviour is the scenario's:
 - ``fail_times: N`` — the first N calls *of this run* raise ``ToolFailure(fail_message)``;
 - ``returns_size_kb`` — the JSON result is padded with a ``padding`` text field to that size;
 - ``handler: module:function`` — called as ``function(**args)`` (sync or async); its return
-  value (a string, or anything JSON-able) is the result, its exceptions are the tool's.
+  value (a string, or anything JSON-able) is the result, its exceptions are the tool's. A
+  handler is code: it is imported only when ``allow_handlers()`` allowed its module, else
+  building the tool raises ``ValueError``.
 
 Every execution — success, exception or cancellation — is recorded in the current run's
 ``RunLog`` (``bench.recording``) with its name, arguments, outcome and duration. Engines
@@ -26,7 +28,6 @@ count tool calls there, never from the framework's own account.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import threading
@@ -36,6 +37,7 @@ from typing import Any
 
 from bench.recording import ToolExecution, current_log
 from scenarios import Scenario, ToolDef
+from scenarios.handlers import HandlerError, HandlerPolicy
 
 _FILLER = (
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
@@ -58,12 +60,21 @@ def release_hung_threads() -> None:
     _HUNG_THREADS.clear()
 
 
+_policy = HandlerPolicy()
+
+
+def allow_handlers(policy: HandlerPolicy) -> None:
+    """Set which ``handler:`` modules this process may import (default: none; see
+    ``scenarios.handlers``). The CLI and the worker set it from the user's options."""
+    global _policy
+    _policy = policy
+
+
 def _resolve(handler: str) -> Callable[..., Any]:
-    module_name, function_name = handler.split(":")
-    function = getattr(importlib.import_module(module_name), function_name, None)
-    if not callable(function):
-        raise ValueError(f"tool handler {handler!r}: {function_name!r} is not a callable")
-    return function
+    try:
+        return _policy.resolve(handler)
+    except HandlerError as exc:
+        raise ValueError(f"tool handler {exc}") from None
 
 
 def _json_text(value: Any) -> str:

@@ -1,5 +1,6 @@
 """Scenario files (one YAML per scenario), their schema and their loader."""
 
+from scenarios.handlers import HandlerError, HandlerPolicy, UntrustedHandler, handler_problems
 from scenarios.loader import (
     BUILTIN_DIR,
     ScenarioError,
@@ -23,6 +24,8 @@ __all__ = [
     "BUILTIN_DIR",
     "Expect",
     "Fault",
+    "HandlerError",
+    "HandlerPolicy",
     "Limits",
     "Scenario",
     "ScenarioError",
@@ -30,6 +33,8 @@ __all__ = [
     "ToolBehavior",
     "ToolDef",
     "Turn",
+    "UntrustedHandler",
+    "handler_problems",
     "load_scenario",
     "load_scenarios",
     "parse_scenario",

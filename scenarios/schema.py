@@ -15,6 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 Status = Literal["completed", "failed", "aborted", "error"]
 
+# Every number a file sets is bounded, so that a shared scenario cannot plan a run of days
+# or grow a worker without limit (the loader bounds the file's size and shape).
+MAX_LATENCY_MS = 60_000.0  # one scripted delay: a minute
+MAX_WAIT_S = 600.0  # one timeout or LLM delay: ten minutes
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -26,10 +31,13 @@ class ToolBehavior(_Strict):
     returns: Any = None
     raises: str | None = None
     hangs: bool = False
-    latency_ms: float = Field(default=0.0, ge=0)
-    fail_times: int = Field(default=0, ge=0, description="raise on the first N calls, then return")
+    latency_ms: float = Field(default=0.0, ge=0, le=MAX_LATENCY_MS)
+    fail_times: int = Field(
+        default=0, ge=0, le=100, description="raise on the first N calls, then return"
+    )
     fail_message: str = "temporary failure"
-    returns_size_kb: float | None = Field(default=None, gt=0)
+    # 1 MiB of JSON is ~250k tokens: past every model's context window
+    returns_size_kb: float | None = Field(default=None, gt=0, le=1024)
 
     @model_validator(mode="after")
     def _one_outcome(self) -> ToolBehavior:
@@ -70,7 +78,7 @@ class ToolDef(_Strict):
             raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
         if schema.get("type") != "object":
             raise ValueError("tool parameters must be a JSON Schema with type: object")
-        dangling = _dangling_key(schema, "")
+        dangling = _dangling_key(schema)
         if dangling is not None:
             where, key = dangling
             raise ValueError(
@@ -83,21 +91,30 @@ class ToolDef(_Strict):
 _NULLABLE_KEYWORDS = frozenset({"default", "const", "examples", "enum"})
 
 
-def _dangling_key(node: Any, where: str) -> tuple[str, str] | None:
-    """The first ``key: null`` that is no JSON Schema keyword (``{description: a, b}``)."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if value is None and key not in _NULLABLE_KEYWORDS:
-                return where.lstrip(".") or "parameters", str(key)
-            if key not in _NULLABLE_KEYWORDS:
-                found = _dangling_key(value, f"{where}.{key}")
-                if found is not None:
-                    return found
-    elif isinstance(node, list):
-        for item in node:
-            found = _dangling_key(item, where)
-            if found is not None:
-                return found
+def _dangling_key(schema: dict[str, Any]) -> tuple[str, str] | None:
+    """The first ``key: null`` that is no JSON Schema keyword (``{description: a, b}``).
+
+    Iterative and visiting each object once: YAML aliases share one object among many
+    places, and a walk that re-entered it at each place would be exponential in the nesting.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        node, where = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            children = []
+            for key, value in node.items():
+                if key in _NULLABLE_KEYWORDS:
+                    continue
+                if value is None:
+                    return where.lstrip(".") or "parameters", str(key)
+                children.append((value, f"{where}.{key}"))
+            stack.extend(reversed(children))  # depth first, in the file's order
+        elif isinstance(node, list):
+            stack.extend((item, where) for item in reversed(node))
     return None
 
 
@@ -117,9 +134,9 @@ class Fault(_Strict):
     """An LLM-side failure played on a turn before its real answer."""
 
     status: int | None = Field(default=None, ge=400, le=599)
-    retry_after_s: float | None = Field(default=None, ge=0)
-    delay_s: float | None = Field(default=None, gt=0)
-    times: int = Field(default=1, ge=1)
+    retry_after_s: float | None = Field(default=None, ge=0, le=60)
+    delay_s: float | None = Field(default=None, gt=0, le=MAX_WAIT_S)
+    times: int = Field(default=1, ge=1, le=100)
     message: str | None = None
 
     @model_validator(mode="after")
@@ -133,9 +150,9 @@ class Turn(_Strict):
     """One answer of the mocked LLM: tool calls, or content (the final answer)."""
 
     content: str | None = None
-    tool_calls: list[ScriptToolCall] = Field(default_factory=list)
+    tool_calls: list[ScriptToolCall] = Field(default_factory=list, max_length=128)
     fault: Fault | None = None
-    latency_ms: float | None = Field(default=None, ge=0)
+    latency_ms: float | None = Field(default=None, ge=0, le=MAX_LATENCY_MS)
     repeat: bool = False
 
     @model_validator(mode="after")
@@ -155,15 +172,18 @@ class Message(_Strict):
 class Limits(_Strict):
     """The limits each engine maps onto its own knobs (see the engines' docs)."""
 
-    max_steps: int = Field(default=15, ge=1)
-    tool_timeout_s: float = Field(default=30.0, gt=0)
-    llm_timeout_s: float = Field(default=20.0, gt=0)
-    max_retries: int = Field(default=3, ge=0)
-    max_same_tool_calls: int = Field(default=2, ge=1)
-    token_budget: int | None = Field(default=12000, ge=1)
-    breaker_threshold: int = Field(default=3, ge=1)
+    max_steps: int = Field(default=15, ge=1, le=200)
+    tool_timeout_s: float = Field(default=30.0, gt=0, le=MAX_WAIT_S)
+    llm_timeout_s: float = Field(default=20.0, gt=0, le=MAX_WAIT_S)
+    max_retries: int = Field(default=3, ge=0, le=20)
+    max_same_tool_calls: int = Field(default=2, ge=1, le=1000)
+    token_budget: int | None = Field(default=12000, ge=1, le=10_000_000)
+    breaker_threshold: int = Field(default=3, ge=1, le=1000)
     run_timeout_s: float | None = Field(
-        default=None, gt=0, description="deadline for the whole run; None: the harness default"
+        default=None,
+        gt=0,
+        le=3600,
+        description="deadline for the whole run; None: the harness default",
     )
 
 
@@ -208,12 +228,12 @@ class Scenario(_Strict):
 
     name: str = Field(pattern=r"^[a-z0-9_]+$")
     description: str = Field(min_length=1)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, max_length=64)
     system_prompt: str = "You are a helpful assistant. Use the tools."
-    history: list[Message] = Field(default_factory=list)
+    history: list[Message] = Field(default_factory=list, max_length=1000)
     user: str = Field(min_length=1)
-    tools: list[ToolDef] = Field(default_factory=list)
-    script: list[Turn] = Field(min_length=1)
+    tools: list[ToolDef] = Field(default_factory=list, max_length=512)
+    script: list[Turn] = Field(min_length=1, max_length=1000)
     limits: Limits = Field(default_factory=Limits)
     expect: Expect = Field(default_factory=Expect)
 

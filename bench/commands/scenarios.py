@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.commands import _handlers as handler_options
+
 if TYPE_CHECKING:
     from scenarios import Scenario
 
@@ -38,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="D",
             help="directory of scenario YAML files (default: the built-in scenarios/)",
         )
+        if action == "validate":
+            handler_options.add_arguments(command)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,8 +50,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from bench.cli import EXIT_USAGE, UsageError
-    from scenarios import ScenarioError, load_scenario, scenario_files
+    from bench.escape import visible
+    from scenarios import ScenarioError, handler_problems, load_scenario, scenario_files
 
+    handlers = handler_options.policy(args)
     try:
         files = scenario_files(args.scenario_dir)
     except ScenarioError as exc:
@@ -57,14 +63,16 @@ def _validate(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            problems = unknown_engines(load_scenario(path))
+            scenario = load_scenario(path)
         except ScenarioError as exc:
             bad += 1
-            print(exc)
+            print(visible(str(exc)))
             continue
+        # a handler is checked (imported) only when the options allow it
+        problems = unknown_engines(scenario) + handler_problems(scenario, handlers, resolve=True)
         if problems:
             bad += 1
-            print(ScenarioError(path, problems))
+            print(visible(str(ScenarioError(path, problems))))
     print(f"{len(files) - bad} valid, {bad} invalid ({len(files)} files)")
     return EXIT_USAGE if bad else 0
 
@@ -83,8 +91,10 @@ def unknown_engines(scenario: Scenario) -> list[str]:
 def _list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from bench.cli import UsageError
+    from bench.escape import visible
     from scenarios import ScenarioError, load_scenarios
 
     try:
@@ -95,10 +105,15 @@ def _list(args: argparse.Namespace) -> int:
     for column in ("name", "tags", "tools", "turns"):
         table.add_column(column, justify="right" if column in ("tools", "turns") else "left")
     for name, scenario in scenarios.items():
-        table.add_row(
-            name, ", ".join(scenario.tags), str(len(scenario.tools)), str(len(scenario.script))
+        # Text, never a markup string: a tag like "[/x]" or "[link=...]" is shown as typed
+        cells = (
+            name,
+            ", ".join(scenario.tags),
+            str(len(scenario.tools)),
+            str(len(scenario.script)),
         )
-    print(f"{len(scenarios)} scenarios in {Path(args.scenario_dir or 'scenarios')}")
+        table.add_row(*(Text(visible(cell)) for cell in cells))
+    print(visible(f"{len(scenarios)} scenarios in {Path(args.scenario_dir or 'scenarios')}"))
     Console(width=120).print(table)
     return 0
 

@@ -130,7 +130,8 @@ def start_server_process(
     scenario_dir: Path | str | None = None, latency: str = "zero", timeout_s: float = 30.0
 ) -> ServerProcess:
     """Start ``schedbench mock serve`` on a free port in a child process; wait until it listens."""
-    command = [sys.executable, "-m", "bench.mockllm.server", "--port", "0", "--latency", latency]
+    command = [sys.executable, "-P", "-m", "bench.mockllm.server", "--port", "0"]
+    command += ["--latency", latency]
     if scenario_dir is not None:
         command += ["--scenario-dir", str(scenario_dir)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
