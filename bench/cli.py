@@ -30,7 +30,7 @@ def check_range(option: str, value: int | None, low: int, high: int) -> None:
         raise UsageError(f"{option} must be between {low:,} and {high:,}, not {value:,}")
 
 
-def writable_dir(directory: Path, option: str) -> None:
+def writable_dir(directory: Path, option: str, hint: str = "") -> None:
     """Create ``directory`` if needed and prove it writable (a probe file), before any work
     that would only fail at its first write."""
     try:
@@ -38,9 +38,8 @@ def writable_dir(directory: Path, option: str) -> None:
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as exc:
-        raise UsageError(
-            f"{option} {directory}: cannot write there ({exc.strerror or exc})"
-        ) from None
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"{option} {directory}: cannot write there ({reason}){hint}") from None
 
 
 def _command_modules() -> dict[str, object]:
