@@ -81,4 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run as ``python -m bench.cli``: use the module the commands import, not this copy of
+    # it (whose UsageError is another class that no ``except`` here would catch)
+    from bench import cli
+
+    sys.exit(cli.main())

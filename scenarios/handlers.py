@@ -72,14 +72,15 @@ class HandlerPolicy:
             return None
         top = handler.split(":")[0].split(".")[0]
         if self.dirs:
+            where = ", ".join(str(d) for d in self.dirs)
             loaded = sys.modules.get(top)
             if loaded is not None:
                 if _inside(_module_file(loaded), self.dirs):
                     return None
-                return f"module {top!r} is already loaded from outside --handlers-from"
+                origin = _module_file(loaded) or "built in"
+                return f"module {top!r} is not in --handlers-from {where} (it is {origin})"
             if any(importlib.machinery.PathFinder.find_spec(top, [str(d)]) for d in self.dirs):
                 return None
-            where = ", ".join(str(d) for d in self.dirs)
             return f"module {top!r} is not in --handlers-from {where}"
         return (
             "a handler is Python code that runs as you; allow it with --trust-handlers, "

@@ -47,7 +47,7 @@ class ScenarioError(ValueError):
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).splitlines()) if "\n" in text or "\r" in text else text
+    return " ".join(part.strip() for part in str(text).splitlines()) if "\n" in text else text
 
 
 class YAMLLimitError(ValueError):
@@ -109,7 +109,7 @@ def check_expansion(root: Node) -> None:
             sizes[key] = size
             if size[0] > MAX_NODES:
                 raise YAMLLimitError(
-                    f"{_where(node)}aliases expand to more than {MAX_NODES:,} values; "
+                    f"{_where(node)}aliases expand to more than {MAX_NODES:,} keys and values; "
                     "write the data out or use fewer aliases"
                 )
             if size[1] > MAX_EXPANDED_CHARS:
@@ -175,6 +175,12 @@ def parse_scenario(text: str, source: Path | str = "<string>") -> Scenario:
         data = safe_yaml(text)
     except YAMLLimitError as exc:
         raise ScenarioError(source, [f"refused YAML: {exc}"]) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, ...)
+        line = text.count("\n", 0, exc.position) + 1
+        code = ord(exc.character) if isinstance(exc.character, str) else exc.character
+        raise ScenarioError(
+            source, [f"invalid YAML: line {line}: character #x{code:04x}: {exc.reason}"]
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
