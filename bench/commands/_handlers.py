@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scenarios import HandlerPolicy, Scenario, handler_problems
+if TYPE_CHECKING:  # imported when used: the CLI builds its parser before any command runs
+    from scenarios import HandlerPolicy, Scenario
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def policy(args: argparse.Namespace) -> HandlerPolicy:
     """The policy the options ask for; a --handlers-from that is no directory is a usage error."""
     from bench.cli import UsageError
+    from scenarios import HandlerPolicy
 
     for directory in args.handlers_from:
         if not Path(directory).is_dir():
@@ -43,6 +46,7 @@ def require_allowed(scenarios: Iterable[Scenario], handlers: HandlerPolicy) -> N
     """Refuse (one line) when a scenario names a handler the policy refuses or that cannot be
     imported; allowed handlers are imported here, before any run starts."""
     from bench.cli import UsageError
+    from scenarios import handler_problems
 
     problems = [
         f"scenario {scenario.name!r}: {problem}"

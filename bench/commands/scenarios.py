@@ -178,14 +178,16 @@ def _new(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:  # ScenarioError is a ValueError
         lines = exc.lines if isinstance(exc, ScenarioError) else [str(exc)]
         raise UsageError("the template does not validate:\n" + "\n".join(lines)) from None
-    directory.mkdir(parents=True, exist_ok=True)
     try:
+        directory.mkdir(parents=True, exist_ok=True)
         with target.open("x", encoding="utf-8") as handle:  # "x": never overwrite
             handle.write(text)
     except FileExistsError:
         raise UsageError(
             f"{target} already exists; choose another name or delete it first"
         ) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {target} ({exc.strerror or exc})") from None
     print(f"wrote {target}" + (f" (from {args.template})" if args.template else ""))
     where = f" --scenario-dir {args.scenario_dir}" if args.scenario_dir else ""
     print(f"next: edit it, then run `schedbench scenarios validate{where}`")

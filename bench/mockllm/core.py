@@ -118,10 +118,17 @@ class MockLLM:
         try:
             return self._answer(raw)
         except Exception as exc:
+            try:  # a field only the deep check looks into (it parsed before)
+                body = json.loads(raw)
+                problem = request_problem(body, deep=True) if isinstance(body, dict) else None
+            except Exception:
+                body, problem = None, None
+            if problem is not None:
+                reply = _error(400, problem.message, problem.code, param=problem.param)
+                return self._finish(None, body, reply)
             reason = f"{type(exc).__name__}: {exc}"[:500]
-            return self._finish(
-                None, None, _error(500, f"the mock failed on this request ({reason})", "mock_error")
-            )
+            reply = _error(500, f"the mock failed on this request ({reason})", "mock_error")
+            return self._finish(None, body, reply)
 
     def _answer(self, raw: bytes) -> MockReply:
         try:

@@ -70,6 +70,19 @@ def test_run_into_a_folder_below_an_unwritable_one_is_one_line(unprivileged):
     refused(done, "run", f"--out {out}: cannot write there (Permission denied)")
 
 
+def test_new_scenario_in_an_unwritable_folder_is_one_line(unprivileged):
+    done = schedbench(
+        "scenarios",
+        "new",
+        "mine",
+        "--scenario-dir",
+        str(unprivileged.locked),
+        user=unprivileged.user,
+    )
+    target = unprivileged.locked / "mine.yaml"
+    refused(done, "scenarios", f"cannot write {target} (Permission denied)")
+
+
 def test_run_under_a_file_is_one_line(tmp_path):
     (tmp_path / "file").write_text("x")
     out = tmp_path / "file" / "run"
