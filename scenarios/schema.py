@@ -6,10 +6,13 @@ the limits every engine maps to its own knobs, and what must come out.
 
 from __future__ import annotations
 
+import time
+from contextvars import ContextVar
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+import regex
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError, ValidationError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -19,6 +22,59 @@ Status = Literal["completed", "failed", "aborted", "error"]
 # or grow a worker without limit (the loader bounds the file's size and shape).
 MAX_LATENCY_MS = 60_000.0  # one scripted delay: a minute
 MAX_WAIT_S = 600.0  # one timeout or LLM delay: ten minutes
+
+
+# A schema's `pattern` is the file's own regular expression: matched with a time limit (and
+# all matches of one file within a budget), so that a catastrophic one ("^(a|aa)+$" on a
+# long scripted argument) cannot hang the loader.
+REGEX_TIMEOUT_S = 0.2
+REGEX_BUDGET_S = 1.0
+_regex_left_s: ContextVar[float] = ContextVar("regex_left_s", default=REGEX_BUDGET_S)
+
+
+def _search(pattern: str, text: str) -> bool:
+    left = _regex_left_s.get()
+    started = time.perf_counter()
+    try:
+        found = regex.search(pattern, text, timeout=max(min(REGEX_TIMEOUT_S, left), 0.001))
+        return found is not None
+    except TimeoutError:
+        raise ValidationError(
+            f"pattern {pattern!r} takes longer than {REGEX_TIMEOUT_S} s on {text[:40]!r} "
+            f"(or the file's patterns over {REGEX_BUDGET_S} s in all); simplify the regular "
+            "expression (catastrophic backtracking)"
+        ) from None
+    finally:
+        _regex_left_s.set(left - (time.perf_counter() - started))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    try:
+        matched = not validator.is_type(instance, "string") or _search(pattern, instance)
+    except ValidationError as exc:
+        yield exc
+        return
+    if not matched:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                matched = _search(pattern, key)
+            except ValidationError as exc:
+                yield exc
+                return
+            if matched:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+ArgsValidator = validators.extend(
+    Draft202012Validator, {"pattern": _pattern, "patternProperties": _pattern_properties}
+)
 
 
 class _Strict(BaseModel):
@@ -243,6 +299,7 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _cross_check(self) -> Scenario:
+        _regex_left_s.set(REGEX_BUDGET_S)  # this file's budget for its schemas' patterns
         names = [tool.name for tool in self.tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -269,8 +326,7 @@ class Scenario(_Strict):
                 if call.raw_arguments is not None:
                     continue
                 error = next(
-                    iter(Draft202012Validator(tools[call.name].parameters).iter_errors(call.args)),
-                    None,
+                    iter(ArgsValidator(tools[call.name].parameters).iter_errors(call.args)), None
                 )
                 if error is not None:
                     path = "".join(f".{p}" for p in error.absolute_path)

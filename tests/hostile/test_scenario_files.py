@@ -333,3 +333,20 @@ def test_a_forever_script_with_max_steps_in_the_billions_is_refused(folder):
             "0 valid, 1 invalid (1 files)",
         ],
     )
+
+
+def test_a_catastrophic_pattern_in_a_tool_schema_cannot_hang_the_loader(folder):
+    text = good("redos").replace(
+        "city: {type: string}", 'city: {type: string, pattern: "^(a|aa)+$"}'
+    )
+    (folder / "redos.yaml").write_text(text.replace("city: Paris}", f"city: {'a' * 60}!}}"))
+    invalid(
+        schedbench("scenarios", "validate", "--scenario-dir", str(folder)),
+        [
+            f"{folder}/redos.yaml: script[0].tool_calls[0].args.city: pattern '^(a|aa)+$' takes "
+            "longer than 0.2 s on 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' (or the file's "
+            "patterns over 1.0 s in all); simplify the regular expression (catastrophic "
+            "backtracking)",
+            "0 valid, 1 invalid (1 files)",
+        ],
+    )
