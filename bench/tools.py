@@ -20,6 +20,9 @@ LLM sees, and its behaviour is the scenario's:
 - ``results`` (recorded scenarios) — what the real tool returned, by arguments: the n-th call
   of a run with given arguments gets the n-th result recorded with them (the last repeats);
   arguments never recorded raise ``ToolFailure``.
+  value (a string, or anything JSON-able) is the result, its exceptions are the tool's. A
+  handler is code: it is imported only when ``allow_handlers()`` allowed its module, else
+  building the tool raises ``ValueError``.
 
 Every execution — success, exception or cancellation — is recorded in the current run's
 ``RunLog`` (``bench.recording``) with its name, arguments, outcome and duration. Engines
@@ -29,7 +32,6 @@ count tool calls there, never from the framework's own account.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import threading
@@ -42,6 +44,7 @@ from scenarios import Scenario, ToolDef
 from scenarios.tool_results import pad_to_size, result_text
 
 __all__ = ["ScenarioTool", "ToolFailure", "build_tools", "pad_to_size", "release_hung_threads"]
+from scenarios.handlers import HandlerError, HandlerPolicy
 
 _HUNG_THREADS = threading.Event()
 
@@ -60,12 +63,21 @@ def release_hung_threads() -> None:
     _HUNG_THREADS.clear()
 
 
+_policy = HandlerPolicy()
+
+
+def allow_handlers(policy: HandlerPolicy) -> None:
+    """Set which ``handler:`` modules this process may import (default: none; see
+    ``scenarios.handlers``). The CLI and the worker set it from the user's options."""
+    global _policy
+    _policy = policy
+
+
 def _resolve(handler: str) -> Callable[..., Any]:
-    module_name, function_name = handler.split(":")
-    function = getattr(importlib.import_module(module_name), function_name, None)
-    if not callable(function):
-        raise ValueError(f"tool handler {handler!r}: {function_name!r} is not a callable")
-    return function
+    try:
+        return _policy.resolve(handler)
+    except HandlerError as exc:
+        raise ValueError(f"tool handler {exc}") from None
 
 
 class ScenarioTool:

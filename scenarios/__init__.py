@@ -1,5 +1,6 @@
 """Scenario files (one YAML per scenario), their schema and their loader."""
 
+from scenarios.handlers import HandlerError, HandlerPolicy, UntrustedHandler, handler_problems
 from scenarios.loader import (
     BUILTIN_DIR,
     ScenarioError,
@@ -25,6 +26,8 @@ __all__ = [
     "BUILTIN_DIR",
     "Expect",
     "Fault",
+    "HandlerError",
+    "HandlerPolicy",
     "Limits",
     "RecordedResult",
     "Scenario",
@@ -34,6 +37,8 @@ __all__ = [
     "ToolDef",
     "Turn",
     "TurnTiming",
+    "UntrustedHandler",
+    "handler_problems",
     "load_scenario",
     "load_scenarios",
     "parse_scenario",

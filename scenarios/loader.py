@@ -1,23 +1,40 @@
-"""Load and validate scenario files, with errors that name the file, the field and the reason."""
+"""Load and validate scenario files, with errors that name the file, the field and the reason.
+
+Scenario files are shared, so they are read as untrusted input: a file is at most
+``MAX_FILE_BYTES`` of UTF-8; the YAML is parsed with the safe loader, nesting at most
+``MAX_DEPTH`` levels, every string at most ``MAX_STRING_CHARS``; and the document *as its
+aliases expand* holds at most ``MAX_NODES`` values and ``MAX_EXPANDED_CHARS`` characters, so a
+few kilobytes of nested anchors (a "billion laughs") are refused in milliseconds instead of
+expanding in whatever walks the data next. A recursive alias is refused too. Every problem is
+one line per file; a bad file never stops the other files of a folder from being checked.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from scenarios.schema import Scenario
 
 BUILTIN_DIR = Path(__file__).resolve().parent
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_DEPTH = 32
+MAX_STRING_CHARS = 100_000
+MAX_NODES = 50_000
+MAX_EXPANDED_CHARS = 2_000_000
 
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be used; ``str()`` is one line per problem."""
 
     def __init__(self, path: Path | str, problems: list[str]):
-        self.lines = [f"{path}: {problem}" for problem in problems]
+        self.lines = [f"{path}: {_one_line(problem)}" for problem in problems]
         super().__init__("\n".join(self.lines))
 
     @classmethod
@@ -27,6 +44,109 @@ class ScenarioError(ValueError):
         combined.lines = [line for error in errors for line in error.lines]
         combined.args = ("\n".join(combined.lines),)
         return combined
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in str(text).splitlines()) if "\n" in text else text
+
+
+class YAMLLimitError(ValueError):
+    """A YAML document past one of the loader's limits (the message says which)."""
+
+
+def _where(node: Node) -> str:
+    return f"line {node.start_mark.line + 1}: "
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader, refusing nesting deeper than ``MAX_DEPTH`` while it composes
+    (the composer recurses: deeper input would end in a RecursionError)."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise YAMLLimitError(f"line {mark.line + 1}: nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def check_expansion(root: Node) -> None:
+    """Refuse a node graph whose expansion is too big, too deep or infinite.
+
+    Aliases make the graph a DAG (or, with a recursive alias, a cycle); each node is
+    visited once, so this costs time linear in the *file*, whatever the expansion.
+    """
+    sizes: dict[int, tuple[int, int, int]] = {}  # id → (nodes, chars, depth) when expanded
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            on_path.discard(key)
+            kids = [sizes[id(child)] for child in _children(node)]
+            chars = len(node.value) if isinstance(node, ScalarNode) else 0
+            size = (
+                1 + sum(k[0] for k in kids),
+                chars + sum(k[1] for k in kids),
+                1 + max((k[2] for k in kids), default=0),
+            )
+            sizes[key] = size
+            if size[0] > MAX_NODES:
+                raise YAMLLimitError(
+                    f"{_where(node)}aliases expand to more than {MAX_NODES:,} keys and values; "
+                    "write the data out or use fewer aliases"
+                )
+            if size[1] > MAX_EXPANDED_CHARS:
+                raise YAMLLimitError(
+                    f"{_where(node)}aliases expand to more than {MAX_EXPANDED_CHARS:,} "
+                    "characters of text"
+                )
+            if size[2] > MAX_DEPTH:
+                raise YAMLLimitError(
+                    f"{_where(node)}aliases expand to more than {MAX_DEPTH} levels of nesting"
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise YAMLLimitError(f"{_where(node)}a recursive alias (a value that contains itself)")
+        if isinstance(node, ScalarNode) and len(node.value) > MAX_STRING_CHARS:
+            raise YAMLLimitError(
+                f"{_where(node)}a text of {len(node.value):,} characters; "
+                f"at most {MAX_STRING_CHARS:,} (returns_size_kb pads a large result)"
+            )
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def safe_yaml(text: str) -> Any:
+    """Parse one YAML document within the loader's limits (``YAMLLimitError``, ``YAMLError``)."""
+    loader = _BoundedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _format_loc(loc: Iterable[object]) -> str:
@@ -49,8 +169,18 @@ def _problems(exc: ValidationError) -> list[str]:
 
 def parse_scenario(text: str, source: Path | str = "<string>") -> Scenario:
     """Parse YAML text into a validated Scenario; raises ScenarioError."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ScenarioError(source, [f"{len(text):,} characters; a scenario is at most 1 MiB"])
     try:
-        data = yaml.safe_load(text)
+        data = safe_yaml(text)
+    except YAMLLimitError as exc:
+        raise ScenarioError(source, [f"refused YAML: {exc}"]) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, ...)
+        line = text.count("\n", 0, exc.position) + 1
+        code = ord(exc.character) if isinstance(exc.character, str) else exc.character
+        raise ScenarioError(
+            source, [f"invalid YAML: line {line}: character #x{code:04x}: {exc.reason}"]
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -62,20 +192,38 @@ def parse_scenario(text: str, source: Path | str = "<string>") -> Scenario:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(source, _problems(exc)) from None
+    except RecursionError:  # a backstop: the limits above keep the data far shallower
+        raise ScenarioError(source, ["refused: nested too deeply to validate"]) from None
     stem = Path(str(source)).stem
     if str(source) != "<string>" and scenario.name != stem:
         raise ScenarioError(source, [f"name: '{scenario.name}' must equal the file name '{stem}'"])
     return scenario
 
 
+def read_text(path: Path) -> str:
+    """A scenario file's text: a regular file of at most ``MAX_FILE_BYTES`` of UTF-8."""
+    try:
+        if not path.is_file():
+            raise ScenarioError(path, ["not a regular file"])
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(path, [f"cannot read: {exc.strerror}"]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError(path, [f"larger than {MAX_FILE_BYTES // 1024} KiB; a scenario is data"])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ScenarioError(
+            path, [f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}"]
+        ) from None
+
+
 def load_scenario(path: Path | str) -> Scenario:
     """Load one scenario file; raises ScenarioError naming the file, field and reason."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(path, [f"cannot read: {exc.strerror}"]) from None
-    return parse_scenario(text, path)
+    return parse_scenario(read_text(path), path)
 
 
 def scenario_files(directory: Path | str | None = None) -> list[Path]:

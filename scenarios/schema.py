@@ -7,10 +7,13 @@ the limits every engine maps to its own knobs, and what must come out.
 from __future__ import annotations
 
 import json
+import time
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+import regex
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError, ValidationError
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -28,6 +31,64 @@ Status = Literal["completed", "failed", "aborted", "error"]
 MAX_RECORDED_MS = 3_600_000.0  # an hour: the bound of every recorded duration
 MAX_RECORDED_TOKENS = 10_000_000
 Milliseconds = Annotated[float, Field(ge=0, le=MAX_RECORDED_MS)]
+
+# Every number a file sets is bounded, so that a shared scenario cannot plan a run of days
+# or grow a worker without limit (the loader bounds the file's size and shape).
+MAX_LATENCY_MS = 60_000.0  # one scripted delay: a minute
+MAX_WAIT_S = 600.0  # one timeout or LLM delay: ten minutes
+
+
+# A schema's `pattern` is the file's own regular expression: matched with a time limit (and
+# all matches of one file within a budget), so that a catastrophic one ("^(a|aa)+$" on a
+# long scripted argument) cannot hang the loader.
+REGEX_TIMEOUT_S = 0.2
+REGEX_BUDGET_S = 1.0
+_regex_left_s: ContextVar[float] = ContextVar("regex_left_s", default=REGEX_BUDGET_S)
+
+
+def _search(pattern: str, text: str) -> bool:
+    left = _regex_left_s.get()
+    started = time.perf_counter()
+    try:
+        found = regex.search(pattern, text, timeout=max(min(REGEX_TIMEOUT_S, left), 0.001))
+        return found is not None
+    except TimeoutError:
+        raise ValidationError(
+            f"pattern {pattern!r} takes longer than {REGEX_TIMEOUT_S} s on {text[:40]!r} "
+            f"(or the file's patterns over {REGEX_BUDGET_S} s in all); simplify the regular "
+            "expression (catastrophic backtracking)"
+        ) from None
+    finally:
+        _regex_left_s.set(left - (time.perf_counter() - started))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    try:
+        matched = not validator.is_type(instance, "string") or _search(pattern, instance)
+    except ValidationError as exc:
+        yield exc
+        return
+    if not matched:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                matched = _search(pattern, key)
+            except ValidationError as exc:
+                yield exc
+                return
+            if matched:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+ArgsValidator = validators.extend(
+    Draft202012Validator, {"pattern": _pattern, "patternProperties": _pattern_properties}
+)
 
 
 class _Strict(BaseModel):
@@ -47,10 +108,13 @@ class ToolBehavior(_Strict):
     returns: Any = None
     raises: str | None = None
     hangs: bool = False
-    latency_ms: float = Field(default=0.0, ge=0)
-    fail_times: int = Field(default=0, ge=0, description="raise on the first N calls, then return")
+    latency_ms: float = Field(default=0.0, ge=0, le=MAX_LATENCY_MS)
+    fail_times: int = Field(
+        default=0, ge=0, le=100, description="raise on the first N calls, then return"
+    )
     fail_message: str = "temporary failure"
-    returns_size_kb: float | None = Field(default=None, gt=0)
+    # 1 MiB of JSON is ~250k tokens: past every model's context window
+    returns_size_kb: float | None = Field(default=None, gt=0, le=1024)
     results: list[RecordedResult] = Field(
         default_factory=list,
         max_length=10_000,
@@ -100,7 +164,7 @@ class ToolDef(_Strict):
             raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
         if schema.get("type") != "object":
             raise ValueError("tool parameters must be a JSON Schema with type: object")
-        dangling = _dangling_key(schema, "")
+        dangling = _dangling_key(schema)
         if dangling is not None:
             where, key = dangling
             raise ValueError(
@@ -122,21 +186,30 @@ class ToolDef(_Strict):
 _NULLABLE_KEYWORDS = frozenset({"default", "const", "examples", "enum"})
 
 
-def _dangling_key(node: Any, where: str) -> tuple[str, str] | None:
-    """The first ``key: null`` that is no JSON Schema keyword (``{description: a, b}``)."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if value is None and key not in _NULLABLE_KEYWORDS:
-                return where.lstrip(".") or "parameters", str(key)
-            if key not in _NULLABLE_KEYWORDS:
-                found = _dangling_key(value, f"{where}.{key}")
-                if found is not None:
-                    return found
-    elif isinstance(node, list):
-        for item in node:
-            found = _dangling_key(item, where)
-            if found is not None:
-                return found
+def _dangling_key(schema: dict[str, Any]) -> tuple[str, str] | None:
+    """The first ``key: null`` that is no JSON Schema keyword (``{description: a, b}``).
+
+    Iterative and visiting each object once: YAML aliases share one object among many
+    places, and a walk that re-entered it at each place would be exponential in the nesting.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        node, where = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            children = []
+            for key, value in node.items():
+                if key in _NULLABLE_KEYWORDS:
+                    continue
+                if value is None:
+                    return where.lstrip(".") or "parameters", str(key)
+                children.append((value, f"{where}.{key}"))
+            stack.extend(reversed(children))  # depth first, in the file's order
+        elif isinstance(node, list):
+            stack.extend((item, where) for item in reversed(node))
     return None
 
 
@@ -178,9 +251,9 @@ class Fault(_Strict):
     """An LLM-side failure played on a turn before its real answer."""
 
     status: int | None = Field(default=None, ge=400, le=599)
-    retry_after_s: float | None = Field(default=None, ge=0)
-    delay_s: float | None = Field(default=None, gt=0)
-    times: int = Field(default=1, ge=1)
+    retry_after_s: float | None = Field(default=None, ge=0, le=60)
+    delay_s: float | None = Field(default=None, gt=0, le=MAX_WAIT_S)
+    times: int = Field(default=1, ge=1, le=100)
     message: str | None = None
 
     @model_validator(mode="after")
@@ -249,9 +322,9 @@ class Turn(_Strict):
     """One answer of the mocked LLM: tool calls, or content (the final answer)."""
 
     content: str | None = None
-    tool_calls: list[ScriptToolCall] = Field(default_factory=list)
+    tool_calls: list[ScriptToolCall] = Field(default_factory=list, max_length=128)
     fault: Fault | None = None
-    latency_ms: float | None = Field(default=None, ge=0)
+    latency_ms: float | None = Field(default=None, ge=0, le=MAX_LATENCY_MS)
     repeat: bool = False
     retry: bool = Field(
         default=False,
@@ -282,15 +355,18 @@ class Message(_Strict):
 class Limits(_Strict):
     """The limits each engine maps onto its own knobs (see the engines' docs)."""
 
-    max_steps: int = Field(default=15, ge=1)
-    tool_timeout_s: float = Field(default=30.0, gt=0)
-    llm_timeout_s: float = Field(default=20.0, gt=0)
-    max_retries: int = Field(default=3, ge=0)
-    max_same_tool_calls: int = Field(default=2, ge=1)
-    token_budget: int | None = Field(default=12000, ge=1)
-    breaker_threshold: int = Field(default=3, ge=1)
+    max_steps: int = Field(default=15, ge=1, le=200)
+    tool_timeout_s: float = Field(default=30.0, gt=0, le=MAX_WAIT_S)
+    llm_timeout_s: float = Field(default=20.0, gt=0, le=MAX_WAIT_S)
+    max_retries: int = Field(default=3, ge=0, le=20)
+    max_same_tool_calls: int = Field(default=2, ge=1, le=1000)
+    token_budget: int | None = Field(default=12000, ge=1, le=10_000_000)
+    breaker_threshold: int = Field(default=3, ge=1, le=1000)
     run_timeout_s: float | None = Field(
-        default=None, gt=0, description="deadline for the whole run; None: the harness default"
+        default=None,
+        gt=0,
+        le=3600,
+        description="deadline for the whole run; None: the harness default",
     )
 
 
@@ -394,12 +470,12 @@ class Scenario(_Strict):
 
     name: str = Field(pattern=r"^[a-z0-9_]+$")
     description: str = Field(min_length=1)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, max_length=64)
     system_prompt: str = "You are a helpful assistant. Use the tools."
-    history: list[Message] = Field(default_factory=list)
+    history: list[Message] = Field(default_factory=list, max_length=1000)
     user: str = Field(min_length=1)
-    tools: list[ToolDef] = Field(default_factory=list)
-    script: list[Turn] = Field(min_length=1)
+    tools: list[ToolDef] = Field(default_factory=list, max_length=512)
+    script: list[Turn] = Field(min_length=1, max_length=1000)
     limits: Limits = Field(default_factory=Limits)
     expect: Expect = Field(default_factory=Expect)
 
@@ -414,6 +490,7 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _cross_check(self) -> Scenario:
+        _regex_left_s.set(REGEX_BUDGET_S)  # this file's budget for its schemas' patterns
         names = [tool.name for tool in self.tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -440,8 +517,7 @@ class Scenario(_Strict):
                 if call.raw_arguments is not None:
                     continue
                 error = next(
-                    iter(Draft202012Validator(tools[call.name].parameters).iter_errors(call.args)),
-                    None,
+                    iter(ArgsValidator(tools[call.name].parameters).iter_errors(call.args)), None
                 )
                 if error is not None:
                     path = "".join(f".{p}" for p in error.absolute_path)

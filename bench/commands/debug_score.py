@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench.commands import _handlers as handler_options
+
 HELP = "Capture and score every engine's debug modes; write debuggability.csv into a run folder."
 
 
@@ -26,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="customer_returns,tool_flaky",
         help="scenarios of the markdown table printed at the end ('' for none)",
     )
+    handler_options.add_arguments(parser)
 
 
 def _names(value: str | None, valid: list[str], what: str) -> list[str] | None:
@@ -46,18 +49,24 @@ def _names(value: str | None, valid: list[str], what: str) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
+    from bench.cli import UsageError, check_range, writable_dir
     from bench.debug.results import markdown_table, read_rows, score_run_dir, write_debuggability
     from bench.engines import ENGINE_NAMES
+    from bench.tools import allow_handlers
     from scenarios import ScenarioError, load_scenarios
 
+    check_range("--cost-runs", args.cost_runs, 1, 1000)
+    handlers = handler_options.policy(args)
     try:
         library = load_scenarios(args.scenario_dir)
     except ScenarioError as exc:
         raise UsageError(f"cannot load scenarios:\n{exc}") from None
     engines = _names(args.engines, list(ENGINE_NAMES), "engine")
     scenarios = _names(args.scenarios, list(library), "scenario")
+    handler_options.require_allowed([library[n] for n in scenarios or library], handlers)
+    allow_handlers(handlers)
     out = Path(args.out)
+    writable_dir(out, "--out")
     if engines is None and scenarios is None and (out / "meta.json").is_file():
         path = score_run_dir(out, cost_runs=args.cost_runs)
     else:

@@ -16,17 +16,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--latency", choices=["zero", "realistic", "ttft", "recorded"], default="zero"
     )
+    serve.add_argument(
+        "--max-body-mb",
+        type=int,
+        default=8,
+        help="refuse request bodies larger than this (413; default 8 MiB)",
+    )
+    serve.add_argument(
+        "--request-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="answer 408 and close when a request is not received in full within S seconds",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
+    from bench.cli import UsageError, check_range
     from bench.mockllm.server import serve
     from scenarios import ScenarioError
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be between 0 and 65535, not {args.port}")
+    check_range("--max-body-mb", args.max_body_mb, 1, 1024)
+    check_range("--request-timeout", args.request_timeout, 0.1, 3600)
     try:
-        serve(args.port, args.scenario_dir, args.latency)
+        serve(
+            args.port,
+            args.scenario_dir,
+            args.latency,
+            max_body_bytes=args.max_body_mb * 2**20,
+            request_timeout_s=args.request_timeout,
+        )
     except ScenarioError as exc:
         raise UsageError(f"cannot load scenarios:\n{exc}") from None
     except OSError as exc:

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
+    from bench.cli import UsageError, writable_dir
     from bench.report.build import build_report
     from bench.report.load import load_run_dir
     from bench.results.load import RunFolderError
@@ -40,11 +40,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--baseline: {exc}") from None
         label = f"baseline {Path(args.baseline).name}"
     out = Path(args.out) if args.out else run_dir
+    if args.out:
+        writable_dir(out, "--out")
+    else:
+        writable_dir(out, "RUN_DIR", "; write the report elsewhere with --out DIR")
     try:
         report = build_report(data, out, compare=compare, baseline_label=label)
-    except OSError as exc:  # an unwritable --out (or run folder): one line, not a traceback
+    except OSError as exc:
         where = exc.filename or out
-        raise UsageError(f"cannot write the report into {out}: {where}: {exc.strerror}") from None
+        raise UsageError(f"cannot write the report: {where}: {exc.strerror or exc}") from None
     counts: dict[str, int] = {}
     for claim in report.ledger:
         counts[claim.verdict] = counts.get(claim.verdict, 0) + 1

@@ -7,9 +7,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.commands import _handlers as handler_options
+
 HELP = "Measure engines on scenarios (isolated workers, interleaved rounds) into reports/<run-id>/."
 
 _LIST_HELP = "comma-separated names, or 'all' (default: all)"
+
+# what the command line may ask for: past these a run plans more than a machine can hold
+REPEAT_RANGE = (1, 10_000)
+WARMUP_RANGE = (0, 1_000)
+ROUNDS_RANGE = (1, 100)
+CONCURRENCY_RANGE = (1, 1_000)
+MAX_CONCURRENCY_LEVELS = 10
+SEED_RANGE = (0, 2**32 - 1)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip the TTFT phase (each engine's token stream on streaming_long_answer)",
     )
+    handler_options.add_arguments(parser)
 
 
 def _names(value: str | None, valid: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -86,20 +97,34 @@ def _levels(value: str | None) -> tuple[int, ...] | None:
         levels = tuple(int(v) for v in value.split(",") if v.strip())
     except ValueError:
         raise UsageError(f"--concurrency: expected integers like 1,10,50, not {value!r}") from None
-    if not levels or any(level < 1 for level in levels):
-        raise UsageError(f"--concurrency: every level must be at least 1 (got {value!r})")
-    return tuple(dict.fromkeys(levels))
+    low, high = CONCURRENCY_RANGE
+    if not levels or any(not low <= level <= high for level in levels):
+        raise UsageError(
+            f"--concurrency: every level must be between {low:,} and {high:,} (got {value!r})"
+        )
+    levels = tuple(dict.fromkeys(levels))
+    if len(levels) > MAX_CONCURRENCY_LEVELS:
+        raise UsageError(
+            f"--concurrency: at most {MAX_CONCURRENCY_LEVELS} levels, not {len(levels)}"
+        )
+    return levels
 
 
 def _check_counts(args: argparse.Namespace) -> None:
-    from bench.cli import UsageError
+    """Every number of the command line within its range, before anything is created."""
+    from bench.cli import check_range
 
-    if args.repeat is not None and args.repeat < 1:
-        raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
-    if args.warmup is not None and args.warmup < 0:
-        raise UsageError(f"--warmup cannot be negative ({args.warmup})")
-    if args.rounds is not None and args.rounds < 1:
-        raise UsageError(f"--rounds must be at least 1, not {args.rounds}")
+    check_range("--repeat", args.repeat, *REPEAT_RANGE)
+    check_range("--warmup", args.warmup, *WARMUP_RANGE)
+    check_range("--rounds", args.rounds, *ROUNDS_RANGE)
+    check_range("--seed", args.seed, *SEED_RANGE)
+    _levels(args.concurrency)
+
+
+def _resolved(directory: str | None) -> str | None:
+    """A --scenario-dir as stored in meta.json: absolute, so that --resume and report find
+    it again from any working directory."""
+    return str(Path(directory).expanduser().resolve()) if directory is not None else None
 
 
 def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) -> Any:
@@ -118,7 +143,7 @@ def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) 
         values.update(RunConfig.quick_defaults())
     values["engines"] = engines
     values["scenarios"] = _names(args.scenarios, scenario_names, "scenarios")
-    values["scenario_dir"] = args.scenario_dir
+    values["scenario_dir"] = _resolved(args.scenario_dir)
     if args.latency is not None:
         values["latencies"] = ("zero", "realistic") if args.latency == "both" else (args.latency,)
     for name in ("transport", "repeat", "warmup", "rounds", "seed"):
@@ -155,19 +180,27 @@ _RESUME_FIELDS = {
 }
 
 
-def _resume_config(args: argparse.Namespace, store: Any, scenario_names: tuple[str, ...]) -> Any:
+def _stored_config(store: Any) -> Any:
     from bench.cli import UsageError
     from bench.runner.plan import RunConfig
 
     if not store.path("meta.json").exists():
         raise UsageError(f"--resume: {store.directory} holds no run to resume (no meta.json)")
-    stored = RunConfig.from_dict(store.read_meta()["config"])
+    return RunConfig.from_dict(store.read_meta()["config"])
+
+
+def _resume_config(args: argparse.Namespace, stored: Any, scenario_names: tuple[str, ...]) -> Any:
+    from bench.cli import UsageError
+
     asked = requested_config(args, scenario_names)
     for option, field in _RESUME_FIELDS.items():
         given = getattr(args, option)
         if given is None or given is False:
             continue
-        if getattr(asked, field) != getattr(stored, field):
+        mine, theirs = getattr(asked, field), getattr(stored, field)
+        if field == "scenario_dir":  # runs of older versions stored the path as typed
+            theirs = _resolved(theirs)
+        if mine != theirs:
             raise UsageError(
                 f"--resume: --{option.replace('_', '-')} differs from the stored run "
                 f"({getattr(stored, field)!r}); drop it, or start a new run with another --out"
@@ -178,29 +211,43 @@ def _resume_config(args: argparse.Namespace, store: Any, scenario_names: tuple[s
     return stored
 
 
+def scenarios_used(config: Any, scenarios: dict[str, Any]) -> list[Any]:
+    """The scenarios a run will play: its own, each worker's cold reference run, TTFT's and
+    throughput's."""
+    from bench.runner.plan import pick_reference, ttft_scenario
+
+    names = {*config.scenarios, pick_reference(config, scenarios)}
+    names.add(ttft_scenario(config, scenarios))
+    names.add(config.throughput_scenario)
+    return [scenarios[name] for name in sorted(n for n in names if n in scenarios)]
+
+
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
+    from bench.cli import UsageError, writable_dir
     from bench.results.store import RunStore
     from scenarios import ScenarioError, load_scenarios
 
     _check_counts(args)
-    _levels(args.concurrency)
-    try:
-        scenarios = load_scenarios(args.scenario_dir)
-    except ScenarioError as exc:
-        raise UsageError(f"cannot load scenarios:\n{exc}") from None
-    if not scenarios:
-        raise UsageError(f"{args.scenario_dir or 'scenarios/'}: no scenarios")
-    scenario_names = tuple(scenarios)
+    handlers = handler_options.policy(args)
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out DIR (the run to continue)")
     run_id = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else Path("reports") / run_id
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     store = RunStore(out)
-    if args.resume:
-        if not args.out:
-            raise UsageError("--resume needs --out DIR (the run to continue)")
-        config = _resume_config(args, store, scenario_names)
+    stored = _stored_config(store) if args.resume else None
+    # --resume reads the scenarios where the run read them, unless told otherwise
+    scenario_dir = args.scenario_dir if stored is None or args.scenario_dir else stored.scenario_dir
+    try:
+        scenarios = load_scenarios(scenario_dir)
+    except ScenarioError as exc:
+        raise UsageError(f"cannot load scenarios:\n{exc}") from None
+    if not scenarios:
+        raise UsageError(f"{scenario_dir or 'scenarios/'}: no scenarios")
+    scenario_names = tuple(scenarios)
+    if stored is not None:
+        config = _resume_config(args, stored, scenario_names)
     else:
         config = requested_config(args, scenario_names)
         if store.exists():
@@ -208,14 +255,20 @@ def run(args: argparse.Namespace) -> int:
                 f"--out {out}: already holds a run; pass --resume to continue it, "
                 "or choose another directory"
             )
+    handler_options.require_allowed(scenarios_used(config, scenarios), handlers)
+    writable_dir(out, "--out")
     try:
         store.create()
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot create it ({exc.strerror})") from None
-    return _execute(config, scenarios, store, resume=args.resume, run_id=out.name)
+    return _execute(
+        config, scenarios, store, resume=args.resume, run_id=out.name, handlers=handlers
+    )
 
 
-def _execute(config: Any, scenarios: Any, store: Any, *, resume: bool, run_id: str) -> int:
+def _execute(
+    config: Any, scenarios: Any, store: Any, *, resume: bool, run_id: str, handlers: Any = None
+) -> int:
     import sys
 
     from bench import metadata
@@ -242,7 +295,7 @@ def _execute(config: Any, scenarios: Any, store: Any, *, resume: bool, run_id: s
     started = time.monotonic()
     try:
         with store:
-            outcome = Orchestrator(config, scenarios, store, progress).run()
+            outcome = Orchestrator(config, scenarios, store, progress, handlers=handlers).run()
     except KeyboardInterrupt:
         progress.close()
         meta["interrupted_at"] = metadata.now_iso()

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.commands import _handlers as handler_options
 from bench.commands import _scenario_import as scenario_import
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="D",
             help="directory of scenario YAML files (default: the built-in scenarios/)",
         )
+        if action == "validate":
+            handler_options.add_arguments(command)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from bench.cli import EXIT_USAGE, UsageError
-    from scenarios import ScenarioError, load_scenario, scenario_files
+    from bench.escape import visible
+    from scenarios import ScenarioError, handler_problems, load_scenario, scenario_files
 
+    handlers = handler_options.policy(args)
     try:
         files = scenario_files(args.scenario_dir)
     except ScenarioError as exc:
@@ -63,14 +68,16 @@ def _validate(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            problems = unknown_engines(load_scenario(path))
+            scenario = load_scenario(path)
         except ScenarioError as exc:
             bad += 1
-            print(exc)
+            print(visible(str(exc)))
             continue
+        # a handler is checked (imported) only when the options allow it
+        problems = unknown_engines(scenario) + handler_problems(scenario, handlers, resolve=True)
         if problems:
             bad += 1
-            print(ScenarioError(path, problems))
+            print(visible(str(ScenarioError(path, problems))))
     print(f"{len(files) - bad} valid, {bad} invalid ({len(files)} files)")
     return EXIT_USAGE if bad else 0
 
@@ -89,8 +96,10 @@ def unknown_engines(scenario: Scenario) -> list[str]:
 def _list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from bench.cli import UsageError
+    from bench.escape import visible
     from scenarios import ScenarioError, load_scenarios
 
     try:
@@ -101,10 +110,15 @@ def _list(args: argparse.Namespace) -> int:
     for column in ("name", "tags", "tools", "turns"):
         table.add_column(column, justify="right" if column in ("tools", "turns") else "left")
     for name, scenario in scenarios.items():
-        table.add_row(
-            name, ", ".join(scenario.tags), str(len(scenario.tools)), str(len(scenario.script))
+        # Text, never a markup string: a tag like "[/x]" or "[link=...]" is shown as typed
+        cells = (
+            name,
+            ", ".join(scenario.tags),
+            str(len(scenario.tools)),
+            str(len(scenario.script)),
         )
-    print(f"{len(scenarios)} scenarios in {Path(args.scenario_dir or 'scenarios')}")
+        table.add_row(*(Text(visible(cell)) for cell in cells))
+    print(visible(f"{len(scenarios)} scenarios in {Path(args.scenario_dir or 'scenarios')}"))
     Console(width=120).print(table)
     return 0
 
@@ -169,14 +183,16 @@ def _new(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:  # ScenarioError is a ValueError
         lines = exc.lines if isinstance(exc, ScenarioError) else [str(exc)]
         raise UsageError("the template does not validate:\n" + "\n".join(lines)) from None
-    directory.mkdir(parents=True, exist_ok=True)
     try:
+        directory.mkdir(parents=True, exist_ok=True)
         with target.open("x", encoding="utf-8") as handle:  # "x": never overwrite
             handle.write(text)
     except FileExistsError:
         raise UsageError(
             f"{target} already exists; choose another name or delete it first"
         ) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {target} ({exc.strerror or exc})") from None
     print(f"wrote {target}" + (f" (from {args.template})" if args.template else ""))
     where = f" --scenario-dir {args.scenario_dir}" if args.scenario_dir else ""
     print(f"next: edit it, then run `schedbench scenarios validate{where}`")

@@ -6,6 +6,8 @@ import argparse
 import shutil
 import sys
 
+from bench.commands import _handlers as handler_options
+
 HELP = "Run one scenario with a debug mode on and print what that mode shows."
 
 
@@ -35,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--missed", action="store_true", help="with --score: list the facts not found"
     )
+    handler_options.add_arguments(parser)
 
 
 def _choose(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -80,8 +83,15 @@ def _scenario(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from bench.cli import check_range
+    from bench.tools import allow_handlers
+
+    check_range("--width", args.width, 40, 1000)
     chosen = _choose(args)
+    handlers = handler_options.policy(args)
     scenario = _scenario(args)
+    handler_options.require_allowed([scenario], handlers)
+    allow_handlers(handlers)
 
     from bench.debug.capture import capture
     from bench.debug.render import EMPTY, score_line, side_by_side

@@ -1,7 +1,9 @@
 """The scripted, OpenAI-compatible mock LLM: one request body in, one reply out.
 
 Transport-free: the in-process transports and the loopback server both call
-``MockLLM.handle`` and only deliver the ``MockReply`` it returns.
+``MockLLM.handle`` and only deliver the ``MockReply`` it returns. Every request gets a reply:
+one the mock cannot read is answered in OpenAI's error format (``validation``), and its
+caches are bounded (``lru``) however many distinct bodies clients send.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from bench.mockllm import sse
 from bench.mockllm.latency import LatencyProfile, recorded_schedule
+from bench.mockllm.lru import LRU
 from bench.mockllm.protocols import (
     Completion,
     Protocol,
@@ -26,10 +29,12 @@ from bench.mockllm.protocols import (
 )
 from bench.mockllm.tokens import REPLY_PRIMING, message_tokens, text_tokens
 from bench.mockllm.tokens import tools_tokens as tools_tokens_of
+from bench.mockllm.validation import request_problem
 from scenarios import Scenario, Turn, load_scenarios
 
 MODEL_PREFIX = "scenario/"
 FORCED_TEXT = "I could not finish with the tools available; here is what I found so far."
+CACHE_ENTRIES = 4096  # per cache: far more than the distinct bodies of a benchmark run
 
 
 @dataclass(frozen=True)
@@ -72,19 +77,29 @@ class MockReply:
         return index * self.chunk_delay_s
 
 
+def error_body(status: int, message: str, code: str, param: str | None = None) -> bytes:
+    """An error in the OpenAI API's format (``{"error": {message, type, param, code}}``)."""
+    if status == 429:
+        kind = "rate_limit_error"
+    elif 400 <= status < 500:
+        kind = "invalid_request_error"
+    else:
+        kind = "server_error"
+    payload = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return json.dumps(payload).encode()
+
+
 def _error(
-    status: int, message: str, code: str, headers: dict[str, str] | None = None
+    status: int,
+    message: str,
+    code: str,
+    headers: dict[str, str] | None = None,
+    param: str | None = None,
 ) -> MockReply:
-    kind = {
-        429: "rate_limit_error",
-        404: "invalid_request_error",
-        400: "invalid_request_error",
-    }.get(status, "server_error")
-    payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
     return MockReply(
         status,
         {"content-type": "application/json", **(headers or {})},
-        json.dumps(payload).encode(),
+        error_body(status, message, code, param),
     )
 
 
@@ -101,11 +116,13 @@ class MockLLM:
     def __post_init__(self) -> None:
         if self.scenarios is None:
             self.scenarios = load_scenarios(self.scenario_dir)
-        self._fault_hits: dict[tuple[str, int], int] = {}
+        self._fault_hits: LRU[tuple[str, int], int] = LRU(CACHE_ENTRIES)
         self._fault_lock = threading.Lock()
-        self._tools_tokens: dict[str, int] = {}
-        self._completions: dict[tuple[str, Protocol, int, int, bool], tuple[Completion, int]] = {}
-        self._results: dict[str, dict[str, str]] = {}  # scenario -> tool -> fixed result
+        self._tools_tokens: LRU[str, int] = LRU(CACHE_ENTRIES)
+        self._completions: LRU[tuple[str, Protocol, int, int, bool], tuple[Completion, int]] = LRU(
+            CACHE_ENTRIES
+        )
+        self._results: LRU[str, dict[str, str]] = LRU(CACHE_ENTRIES)  # scenario -> tool -> result
 
     def reset(self) -> None:
         """Forget recorded requests and fault counters."""
@@ -116,10 +133,27 @@ class MockLLM:
     # -- the request path ---------------------------------------------------------------
 
     def handle(self, raw: bytes) -> MockReply:
-        """Answer one ``POST /v1/chat/completions`` body."""
+        """Answer one ``POST /v1/chat/completions`` body; never raises (a failure of the mock
+        itself is a 500 in OpenAI's error format)."""
+        try:
+            return self._answer(raw)
+        except Exception as exc:
+            try:  # a field only the deep check looks into (it parsed before)
+                body = json.loads(raw)
+                problem = request_problem(body, deep=True) if isinstance(body, dict) else None
+            except Exception:
+                body, problem = None, None
+            if problem is not None:
+                reply = _error(400, problem.message, problem.code, param=problem.param)
+                return self._finish(None, body, reply)
+            reason = f"{type(exc).__name__}: {exc}"[:500]
+            reply = _error(500, f"the mock failed on this request ({reason})", "mock_error")
+            return self._finish(None, body, reply)
+
+    def _answer(self, raw: bytes) -> MockReply:
         try:
             body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return self._finish(
                 None, raw, _error(400, "request body is not valid JSON", "invalid_json")
             )
@@ -127,26 +161,12 @@ class MockLLM:
             return self._finish(
                 None, body, _error(400, "request body must be a JSON object", "invalid_body")
             )
-        model = body.get("model")
-        messages = body.get("messages")
-        if not isinstance(model, str):
-            return self._finish(
-                None, body, _error(400, "'model' is required and must be a string", "invalid_model")
-            )
-        if (
-            not isinstance(messages, list)
-            or not messages
-            or not all(isinstance(m, dict) for m in messages)
-        ):
-            return self._finish(
-                None,
-                body,
-                _error(
-                    400,
-                    "'messages' must be a non-empty list of message objects",
-                    "invalid_messages",
-                ),
-            )
+        problem = request_problem(body)
+        if problem is not None:
+            reply = _error(400, problem.message, problem.code, param=problem.param)
+            return self._finish(None, body, reply)
+        model = body["model"]
+        messages = body["messages"]
         name = model.removeprefix(MODEL_PREFIX)
         scenario = self.scenarios.get(name) if model.startswith(MODEL_PREFIX) else None
         if scenario is None:

@@ -1,8 +1,10 @@
 """What the mocked LLM says, in each protocol a client may speak.
 
 ``tools`` requests get ``tool_calls``; legacy ``functions`` requests get one
-``function_call`` per turn; requests with neither get ReAct text
-(``Thought / Action / Action Input / Final Answer``).
+``function_call`` per turn; a ReAct prompt (neither, and the prompt asks for ``Question:`` and
+``Action Input:`` lines) gets ReAct text (``Thought / Action / Action Input / Final Answer``).
+Any other request is a tool-calling client that has no tools to send (a scenario without
+tools): it gets plain assistant messages, as a real model would answer it.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ Protocol = Literal["tools", "functions", "react"]
 
 _QUESTION = "Question:"
 _OBSERVATION = "Observation:"
+_ACTION_INPUT = "Action Input:"
 
 
 def detect_protocol(body: dict[str, Any]) -> Protocol:
+    """The protocol a request speaks: by its ``tools`` / ``functions``, else by its prompt."""
     if body.get("tools"):
         return "tools"
     if body.get("functions"):
         return "functions"
-    return "react"
+    text = "\n".join(_text(m.get("content")) for m in body.get("messages") or ())
+    return "react" if _QUESTION in text and _ACTION_INPUT in text else "tools"
 
 
 def _text(content: Any) -> str:

@@ -2,6 +2,12 @@
 
 ``serve()`` runs it in the foreground (``schedbench mock serve``); ``start_server_process()``
 runs it in its own process for the harness, so its CPU time is never charged to an engine.
+
+Whatever a client sends gets an answer in OpenAI's error format (``{"error": {message,
+type, param, code}}``) when it is not a request the mock can serve: an unknown route (404),
+a wrong method (405), a body over ``max_body_bytes`` (413), a request not received in full
+within ``request_timeout_s`` (408: a slow or stalled client never holds a connection
+forever), bytes that are not HTTP (400), and any failure of the mock itself (500).
 """
 
 from __future__ import annotations
@@ -16,23 +22,63 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from bench.mockllm.core import MockLLM, MockReply
+from bench.mockllm.core import MockLLM, MockReply, error_body
 from bench.mockllm.latency import LatencyProfile
 
 HOST = "127.0.0.1"
 READY_PREFIX = "schedbench mock LLM listening on "
+# a request body past this is refused (413); a huge body would hold the event loop, and so
+# every other client, while it is parsed and counted
+MAX_BODY_BYTES = 8 * 1024 * 1024
+REQUEST_TIMEOUT_S = 10.0  # to receive one whole request, headers and body
 
 
-def create_app(mock: MockLLM) -> Starlette:
+def _error_response(status: int, message: str, code: str, **headers: str) -> Response:
+    return Response(
+        error_body(status, message, code),
+        status_code=status,
+        headers=headers,
+        media_type="application/json",
+    )
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The whole body, or None as soon as it is known to be longer than ``limit``."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starlette:
     """The ASGI app: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /health`` and
     ``POST /reset`` (forget recorded requests and fault counters)."""
 
     async def chat(request: Request) -> Response:
-        reply: MockReply = mock.handle(await request.body())
+        try:
+            raw = await _read_body(request, max_body_bytes)
+        except ClientDisconnect:  # the client left, or was cut for being too slow
+            return Response(status_code=400)
+        if raw is None:
+            return _error_response(
+                413,
+                f"request body larger than {max_body_bytes:,} bytes",
+                "request_too_large",
+                connection="close",  # the rest of the body is never read
+            )
+        reply: MockReply = mock.handle(raw)
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
         if reply.chunks is None:
@@ -64,14 +110,93 @@ def create_app(mock: MockLLM) -> Starlette:
         mock.reset()
         return JSONResponse({"status": "ok"})
 
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        where = f"{request.method} {request.url.path}"
+        if exc.status_code == 404:
+            return _error_response(404, f"Unknown request URL: {where}.", "unknown_url")
+        if exc.status_code == 405:
+            return _error_response(
+                405, f"Invalid method for URL ({where}).", "method_not_allowed", **exc.headers
+            )
+        return _error_response(exc.status_code, str(exc.detail), "http_error")
+
+    async def server_error(_: Request, exc: Exception) -> Response:
+        return _error_response(500, f"the mock failed ({type(exc).__name__})", "mock_error")
+
     return Starlette(
         routes=[
             Route("/v1/chat/completions", chat, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/reset", reset, methods=["POST"]),
-        ]
+        ],
+        exception_handlers={HTTPException: http_error, Exception: server_error},
     )
+
+
+class DeadlineProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a deadline to receive each request in full.
+
+    uvicorn only times out idle keep-alive connections: a client that connects and sends
+    nothing, or sends a request a byte at a time, would hold its connection forever. Here a
+    request (from the connection's first byte, or from the start of the next request) that
+    is not complete within ``request_timeout_s`` gets a 408 and the connection is closed.
+    Bytes that are not HTTP get uvicorn's 400, in OpenAI's error format.
+    """
+
+    request_timeout_s: float = REQUEST_TIMEOUT_S
+
+    @classmethod
+    def with_timeout(cls, timeout_s: float) -> type[DeadlineProtocol]:
+        return type(cls.__name__, (cls,), {"request_timeout_s": timeout_s})
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._deadline: asyncio.TimerHandle | None = None
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._deadline is None:
+            self._arm()
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        super().on_message_complete()
+
+    def _arm(self) -> None:
+        self._deadline = self.loop.call_later(self.request_timeout_s, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or not self.cycle.response_started:
+            message = f"request not received in full within {self.request_timeout_s:g} s"
+            self._write_error(408, "Request Timeout", message, "request_timeout")
+        self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        self._write_error(400, "Bad Request", msg, "invalid_http")
+        self.transport.close()
+
+    def _write_error(self, status: int, reason: str, message: str, code: str) -> None:
+        body = error_body(status, message, code)
+        head = (
+            f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        )
+        self.transport.write(head.encode("ascii") + body)
 
 
 def _listening_socket(port: int) -> socket.socket:
@@ -86,7 +211,14 @@ def _listening_socket(port: int) -> socket.socket:
     return sock
 
 
-def serve(port: int = 0, scenario_dir: Path | str | None = None, latency: str = "zero") -> None:
+def serve(
+    port: int = 0,
+    scenario_dir: Path | str | None = None,
+    latency: str = "zero",
+    *,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    request_timeout_s: float = REQUEST_TIMEOUT_S,
+) -> None:
     """Serve the mock on 127.0.0.1 until interrupted; prints the base URL once listening."""
     import uvicorn
 
@@ -94,7 +226,11 @@ def serve(port: int = 0, scenario_dir: Path | str | None = None, latency: str = 
     sock = _listening_socket(port)
     base_url = f"http://{HOST}:{sock.getsockname()[1]}/v1"
     config = uvicorn.Config(
-        create_app(mock), log_level="warning", access_log=False, lifespan="off", http="httptools"
+        create_app(mock, max_body_bytes=max_body_bytes),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        http=DeadlineProtocol.with_timeout(request_timeout_s),
     )
     server = uvicorn.Server(config)
     print(READY_PREFIX + base_url, flush=True)
@@ -130,7 +266,8 @@ def start_server_process(
     scenario_dir: Path | str | None = None, latency: str = "zero", timeout_s: float = 30.0
 ) -> ServerProcess:
     """Start ``schedbench mock serve`` on a free port in a child process; wait until it listens."""
-    command = [sys.executable, "-m", "bench.mockllm.server", "--port", "0", "--latency", latency]
+    command = [sys.executable, "-P", "-m", "bench.mockllm.server", "--port", "0"]
+    command += ["--latency", latency]
     if scenario_dir is not None:
         command += ["--scenario-dir", str(scenario_dir)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -150,8 +287,16 @@ def _main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--scenario-dir")
     parser.add_argument("--latency", default="zero")
+    parser.add_argument("--max-body-mb", type=float, default=MAX_BODY_BYTES / 2**20)
+    parser.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT_S)
     args = parser.parse_args()
-    serve(args.port, args.scenario_dir, args.latency)
+    serve(
+        args.port,
+        args.scenario_dir,
+        args.latency,
+        max_body_bytes=int(args.max_body_mb * 2**20),
+        request_timeout_s=args.request_timeout,
+    )
 
 
 if __name__ == "__main__":

@@ -86,6 +86,16 @@ def message_tokens(message: Mapping[str, Any]) -> int:
     return total
 
 
+def _string(value: Any, what: str) -> str:
+    """A text field of a tool definition ('' when absent); anything else is not billable
+    (the server rejects it: the mock's request check then names the field)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, not {type(value).__name__}")
+    return value
+
+
 def tools_tokens(tools: Iterable[Mapping[str, Any]] | None) -> int:
     """What the tool (function) definitions add to a request."""
     definitions = [t.get("function", t) for t in tools or () if isinstance(t, Mapping)]
@@ -95,8 +105,9 @@ def tools_tokens(tools: Iterable[Mapping[str, Any]] | None) -> int:
     for function in definitions:
         if not isinstance(function, Mapping):
             continue
-        description = str(function.get("description") or "").rstrip(".")
-        total += FUNCTION_BASE + text_tokens(f"{function.get('name', '')}:{description}")
+        name = _string(function.get("name"), "a function's name")
+        description = _string(function.get("description"), "a function's description").rstrip(".")
+        total += FUNCTION_BASE + text_tokens(f"{name}:{description}")
         parameters = function.get("parameters")
         properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
         if not isinstance(properties, Mapping) or not properties:
@@ -108,7 +119,7 @@ def tools_tokens(tools: Iterable[Mapping[str, Any]] | None) -> int:
             enum = schema.get("enum")
             if isinstance(enum, list) and enum:
                 total += ENUM_BASE + sum(ENUM_ITEM + text_tokens(str(item)) for item in enum)
-            about = str(schema.get("description") or "").rstrip(".")
+            about = _string(schema.get("description"), "a property's description").rstrip(".")
             total += text_tokens(f"{key}:{schema.get('type', '')}:{about}")
     return total
 

@@ -511,9 +511,9 @@ def compute_facts(data: RunData) -> Facts:
         if cs is None:
             return None, None
         row = cs[cs["component"] == component]
-        if row.empty or pd.isna(row["lines"].iloc[0]):
+        if row.empty or pd.isna(row["logical_lines"].iloc[0]):
             return None, None
-        return int(row["lines"].iloc[0]), str(row["path"].iloc[0])
+        return int(row["logical_lines"].iloc[0]), str(row["path"].iloc[0])
 
     sched_lines, _ = lines("scheduler")
     core_lines, core_path = lines("scheduler core loop")

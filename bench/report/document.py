@@ -2,8 +2,11 @@
 
 Both files are written from the same ``Document``, so they cannot drift apart. Every string
 in a block is plain text: the renderers escape it for their format (``html.escape`` for
-HTML; entities and table pipes for Markdown). Nothing is ever passed through as markup, so
-text from scenario files, tools or final answers cannot inject anything.
+HTML; for Markdown, whatever could start markup: tags, entities, brackets of links and link
+reference definitions, code spans, table pipes, and a heading, quote or list marker where a
+block starts). Control characters are shown as their escapes (``bench.escape``) in both.
+Nothing is ever passed through as markup, so text from scenario files, tools or final
+answers cannot inject anything.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.escape import visible
 
 
 @dataclass(frozen=True)
@@ -107,15 +112,32 @@ def slug(text: str) -> str:
 
 # Only what could start markup is escaped, so "< 10 %" stays readable in the raw file:
 # "<" before a letter, "/", "!" or "?" (a tag, comment or declaration), "&" before an entity,
-# "](" and "][" (the middle of a link) and "`" (a code span).
-_MD_UNSAFE = re.compile(r"<(?=[A-Za-z/!?])|&(?=#|[A-Za-z][A-Za-z0-9]*;)|\](?=[(\[])|`")
-_MD_ESCAPES = {"<": "&lt;", "&": "&amp;", "]": "\\]", "`": "\\`"}
+# "](" and "][" (the middle of a link or image), "`" (a code span) and the backslash itself
+# (so that no text can escape the markup around it).
+_MD_UNSAFE = re.compile(r"<(?=[A-Za-z/!?])|&(?=#|[A-Za-z][A-Za-z0-9]*;)|\](?=[(\[])|[`\\]")
+_MD_ESCAPES = {"<": "&lt;", "&": "&amp;", "]": "\\]", "`": "\\`", "\\": "\\\\"}
+# what makes a block of its own when a paragraph or list item starts with it: a heading,
+# quote, list item, code fence, thematic break or table row, an ordered-list number, and
+# "[x]: url" — a link reference definition, which would turn every "[x]" of the document
+# into a link (with none defined, a bracketed text stays text)
+_MD_BLOCK_START = re.compile(r"([#>+*_~|=\[-])|\d{1,9}([.)])")
 
 
 def md_text(text: str) -> str:
     """Escape untrusted text for Markdown (see ``_MD_UNSAFE``); newlines flattened."""
-    out = _MD_UNSAFE.sub(lambda m: _MD_ESCAPES[m.group(0)[0]], str(text))
+    out = _MD_UNSAFE.sub(lambda m: _MD_ESCAPES[m.group(0)[0]], visible(text))
     return re.sub(r"[\r\n]+", " ", out)
+
+
+def _md_block_start(text: str) -> str:
+    """Escaped ``text`` that starts a block: leading blanks dropped (four would make a code
+    block), a leading marker escaped (``\\# not a heading``, ``1\\. not a list``)."""
+    text = text.lstrip(" \t")
+    match = _MD_BLOCK_START.match(text)
+    if match is None:
+        return text
+    cut = match.start(1) if match.group(1) else match.start(2)
+    return text[:cut] + "\\" + text[cut:]
 
 
 def _md_cell(text: str) -> str:
@@ -130,10 +152,10 @@ def _md_spans(spans: Sequence[Span]) -> str:
             gap = " " if span.text != span.text.rstrip() else ""
             out.append(f"**{md_text(text)}**{gap}" if text else gap)
         elif isinstance(span, Code):
-            body = re.sub(r"[\r\n]+", " ", str(span.text).replace("`", "'"))
+            body = re.sub(r"[\r\n]+", " ", visible(span.text).replace("`", "'"))
             out.append(f"`{body}`")
         else:
-            out.append(md_text(span))
+            out.append(md_text(span) if out else _md_block_start(md_text(span)))
     return "".join(out)
 
 
@@ -194,7 +216,7 @@ def to_markdown(doc: Document, base: Path | None = None) -> str:
     for s in doc.sections:
         emit(s, 2)
     if doc.footer:
-        parts.extend(["---", "", md_text(doc.footer), ""])
+        parts.extend(["---", "", _md_block_start(md_text(doc.footer)), ""])
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -244,7 +266,7 @@ footer { color: var(--muted); font-size: 0.85em; margin-top: 3em; }
 
 
 def _h(text: str) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 def _html_spans(spans: Sequence[Span]) -> str:

@@ -505,19 +505,21 @@ def footprint(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> S
     if data.code_size is not None:
         blocks.append(
             Table(
-                ("code", "path", "files", "code lines"),
+                ("code", "part", "path", "files", "statements", "logical lines"),
                 tuple(
                     (
                         str(r["component"]),
+                        str(r["part"]),
                         str(r["path"]),
                         fmt.count(r["files"]),
-                        fmt.count(r["lines"]),
+                        fmt.count(r["statements"]),
+                        fmt.count(r["logical_lines"]),
                     )
                     for _, r in data.code_size.iterrows()
                 ),
-                caption="Counted when the report was generated: Python lines that are not blank, "
-                "not comments and not docstrings.",
-                numeric=(2, 3),
+                caption="Counted when the run was made (meta.json), formatting-invariant: syntax-"
+                "tree statements and logical lines, docstrings and comments excluded.",
+                numeric=(3, 4, 5),
             )
         )
     return Section("Footprint and code size", "footprint-and-code-size", tuple(blocks))

@@ -208,7 +208,8 @@ def finish_run(
     console.print(
         f"{outcome.timed_runs} timed runs{resumed}{ttft_runs} in {elapsed_s:.0f}s → "
         f"{store.directory} "
-        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv)"
+        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv)",
+        markup=False,  # the directory is the user's text: "[/x]" in it is no markup
     )
     skipped = tables.folder.skipped_summary()
     if skipped:

@@ -41,7 +41,7 @@ from bench.runner.plan import (
     ttft_scenario,
 )
 from bench.runner.progress import NullProgress, Progress
-from scenarios import Scenario
+from scenarios import HandlerPolicy, Scenario
 
 SPAWN_TIMEOUT_S = 180.0
 SPAWN_EST_S = 2.0  # a worker's imports and cold first run, for the ETA
@@ -77,12 +77,15 @@ class WorkerProcess:
         transport: str,
         base_urls: dict[str, str],
         reference: str | None,
+        handler_args: list[str] | None = None,
     ):
         self.engine = engine
         self.round = round_no
         self.log_path = log_path
-        command = [sys.executable, "-m", "bench.runner.worker", "--engine", engine]
-        command += ["--transport", transport]
+        # -P: the working directory is not importable (a folder of downloaded files there
+        # could shadow any module); the parent's console script never has it either
+        command = [sys.executable, "-P", "-m", "bench.runner.worker", "--engine", engine]
+        command += ["--transport", transport, *(handler_args or [])]
         if scenario_dir is not None:
             command += ["--scenario-dir", scenario_dir]
         for latency, url in base_urls.items():
@@ -219,8 +222,12 @@ class Orchestrator:
         scenarios: dict[str, Scenario],
         store: RunStore,
         progress: Progress | None = None,
+        *,
+        handlers: HandlerPolicy | None = None,
     ):
         self.config = config
+        # the handlers the user allowed (the command checked them); workers get the same
+        self.handler_args = (handlers or HandlerPolicy()).worker_args()
         self.scenarios = scenarios
         self.store = store
         self.progress = progress or NullProgress()
@@ -287,6 +294,7 @@ class Orchestrator:
             transport=self.config.transport,
             base_urls=self._base_urls,
             reference=self.reference,
+            handler_args=self.handler_args,
         )
         try:
             message = worker.receive(SPAWN_TIMEOUT_S)

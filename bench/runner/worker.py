@@ -23,6 +23,13 @@ engine prints cannot corrupt the stream)::
     {"type": "throughput", "row": {...}}
     {"type": "fatal", "error": "..."}                                      then exit 1
 
+Memory: once ready, the worker caps its own address space (``RLIMIT_AS``) at its size then
+plus ``SCHEDBENCH_WORKER_MEMORY_MB`` (default 4096, at most a quarter of the machine's
+memory). A run that needs more gets a ``MemoryError`` instead of taking the machine down,
+and its row is an error with termination ``memory_limit`` (also when a tool's MemoryError was
+swallowed by the engine); an allocation that kills the process becomes the crash rows of a
+lost worker, as any crash does.
+
 GC: left enabled during runs (allocation-heavy frameworks pay for their collections, as
 they would in a service); ``gc.collect()`` runs before each batch's timed runs, so garbage
 from earlier batches is never charged to the next one. The collections that happened
@@ -57,12 +64,15 @@ from bench.mockllm import LatencyProfile, MockLLM  # noqa: E402
 from bench.mockllm.tokens import request_tokens  # noqa: E402
 from bench.mockllm.transport import BASE_URL  # noqa: E402
 from bench.runner.registry import create_engine  # noqa: E402
+from bench.tools import allow_handlers  # noqa: E402
 from bench.ttft import scripted_floor_ms  # noqa: E402
-from scenarios import Scenario, load_scenarios  # noqa: E402
+from scenarios import HandlerPolicy, Scenario, load_scenarios  # noqa: E402
 from scenarios.expect import misses  # noqa: E402
 
 MAX_ERROR_CHARS = 2000
 MAX_ANSWER_CHARS = 500
+MEMORY_ENV = "SCHEDBENCH_WORKER_MEMORY_MB"
+DEFAULT_MEMORY_MB = 4096
 
 
 def rss_mb() -> float:
@@ -79,6 +89,58 @@ def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB (ru_maxrss is KiB on Linux)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def _vm_size_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def memory_budget_mb() -> int:
+    """What a worker may grow by: ``SCHEDBENCH_WORKER_MEMORY_MB``, else 4096 MiB or a quarter
+    of the machine's memory, whichever is less."""
+    value = os.environ.get(MEMORY_ENV, "").strip()
+    if value:
+        try:
+            return max(int(value), 1)
+        except ValueError:
+            raise SystemExit(f"{MEMORY_ENV}: expected a number of MiB, not {value!r}") from None
+    try:
+        total_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+    except (OSError, ValueError):
+        return DEFAULT_MEMORY_MB
+    return min(DEFAULT_MEMORY_MB, max(total_mb // 4, 256))
+
+
+def limit_memory(budget_mb: int) -> dict[str, Any]:
+    """Cap this process's address space at its current size + ``budget_mb`` (RLIMIT_AS)."""
+    size = _vm_size_bytes()
+    if size is None:
+        return {"memory_cap_mb": None}
+    limit = size + budget_mb * 2**20
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    return {"memory_cap_mb": budget_mb, "address_space_limit_mb": round(limit / 2**20)}
+
+
+def memory_error_row(budget_mb: int | None, where: str) -> dict[str, Any]:
+    """A run stopped by the worker's memory cap."""
+    gc.collect()
+    row = error_row(
+        f"MemoryError in {where}: the run needed more than the worker's memory cap "
+        f"({budget_mb} MiB above its size when ready; {MEMORY_ENV} sets it)"
+    )
+    row["termination"] = "memory_limit"
+    return row
+
+
+def _tool_ran_out_of_memory(record: RunRecord) -> bool:
+    return any((t.error or "").startswith("MemoryError") for t in record.tools or ())
 
 
 def gc_collections() -> int:
@@ -227,6 +289,7 @@ class Worker:
         self.base_urls = base_urls
         self.out = out
         self._mocks: dict[str, MockLLM] = {}
+        self.memory_budget_mb: int | None = None  # set when the cap is in force
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -303,12 +366,13 @@ class Worker:
                 if stream_tokens
                 else None
             )
-        except Exception:
-            message = "prepare failed: " + traceback.format_exc(limit=5)
+        except Exception as exc:
+            if isinstance(exc, MemoryError):
+                row = memory_error_row(self.memory_budget_mb, "prepare")
+            else:
+                row = error_row("prepare failed: " + traceback.format_exc(limit=5))
             for index in repeats:
-                self.send(
-                    {"type": "run", "phase": "timed", "index": index, "row": error_row(message)}
-                )
+                self.send({"type": "run", "phase": "timed", "index": index, "row": row})
             return
         plan = [("warmup", i) for i in range(warmup)] + [("timed", i) for i in repeats]
         for n, (phase, index) in enumerate(plan):
@@ -317,9 +381,14 @@ class Worker:
             self.reset_mock(scenario, latency)
             try:
                 record, outer_ms, collections = await self.timed_run(prepared)
-                row = record_row(record, scenario, self.engine_name, outer_ms, collections)
-                if stream_tokens:
-                    row.update(ttft_fields(record, floor_ms))
+                if _tool_ran_out_of_memory(record):
+                    row = memory_error_row(self.memory_budget_mb, "a tool")
+                else:
+                    row = record_row(record, scenario, self.engine_name, outer_ms, collections)
+                    if stream_tokens:
+                        row.update(ttft_fields(record, floor_ms))
+            except MemoryError:
+                row = memory_error_row(self.memory_budget_mb, "the run")
             except Exception:
                 row = error_row("engine.run raised: " + traceback.format_exc(limit=5))
             self.send({"type": "run", "phase": phase, "index": index, "row": row})
@@ -416,6 +485,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--base-url", action="append", default=[], help="latency=URL of a loopback mock"
     )
     parser.add_argument("--reference", help="scenario of the cold first run")
+    parser.add_argument("--trust-handlers", action="store_true")
+    parser.add_argument("--handlers-from", action="append", default=[])
     return parser.parse_args(argv)
 
 
@@ -423,6 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     out = _claim_stdout()
     try:
+        allow_handlers(HandlerPolicy.from_dirs(args.handlers_from, trust_all=args.trust_handlers))
+        budget_mb = memory_budget_mb()
         scenarios = load_scenarios(args.scenario_dir)
         # the harness's own one-off costs land before the baseline: the tokenizer's tables
         request_tokens([{"role": "user", "content": "warm up"}])
@@ -455,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
     footprint["modules_after_first_run"] = len(sys.modules)
     footprint["rss_after_first_run_mb"] = rss_mb()
     footprint["peak_rss_mb"] = peak_rss_mb()
+    footprint.update(limit_memory(budget_mb))
+    worker.memory_budget_mb = budget_mb
     worker.send({"type": "ready", "footprint": footprint})
     for line in sys.stdin:
         if not line.strip():

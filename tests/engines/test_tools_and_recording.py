@@ -10,8 +10,14 @@ import time
 import pytest
 
 from bench.recording import end_log, start_log
-from bench.tools import ScenarioTool, ToolFailure, pad_to_size, release_hung_threads
-from scenarios import ToolDef
+from bench.tools import (
+    ScenarioTool,
+    ToolFailure,
+    allow_handlers,
+    pad_to_size,
+    release_hung_threads,
+)
+from scenarios import HandlerPolicy, ToolDef
 
 ASYNC = pytest.mark.asyncio(loop_scope="session")
 
@@ -132,8 +138,20 @@ def test_padding_reaches_the_size_exactly(size_kb):
     assert json.loads(text)["service"] == "checkout"
 
 
+@pytest.fixture
+def trusted_handlers():
+    allow_handlers(HandlerPolicy(trust_all=True))
+    yield
+    allow_handlers(HandlerPolicy())
+
+
+def test_a_handler_is_refused_unless_allowed():
+    with pytest.raises(ValueError, match="refused: a handler is Python code that runs as you"):
+        make({}, handler="tests.engines.test_tools_and_recording:add")
+
+
 @ASYNC
-async def test_handlers_sync_and_async_give_the_result():
+async def test_handlers_sync_and_async_give_the_result(trusted_handlers):
     sync_tool = make({}, handler="tests.engines.test_tools_and_recording:add")
     async_tool = make({}, handler="tests.engines.test_tools_and_recording:async_add")
     assert await sync_tool.acall(x=1) == '{"sum": 2}'

@@ -128,7 +128,10 @@ def test_legacy_functions_protocol(sync_client, builtin_scenarios):
 
 
 def test_react_request_gets_react_text(sync_client):
-    prompt = "Answer using tools.\nQuestion: I want to return order A123.\nThought:"
+    prompt = (
+        "Answer using tools, in lines 'Action: <tool>' and 'Action Input: <JSON>'.\n"
+        "Question: I want to return order A123.\nThought:"
+    )
     first = sync_client.chat.completions.create(
         model="scenario/customer_returns", messages=[{"role": "user", "content": prompt}]
     )

@@ -29,7 +29,9 @@ script:
 
 
 def request(turn: int, *, stream: bool, protocol: str = "tools") -> bytes:
-    messages = [{"role": "user", "content": "hi"}] + [{"role": "assistant", "content": ""}] * turn
+    # a ReAct prompt is recognised by its format lines (Action Input: ... Question: ...)
+    prompt = "hi" if protocol == "tools" else "Answer with Action: and Action Input:.\nQuestion: hi"
+    messages = [{"role": "user", "content": prompt}] + [{"role": "assistant", "content": ""}] * turn
     body = {"model": "scenario/timed", "messages": messages, "stream": stream}
     if protocol == "tools":
         body["tools"] = [{"type": "function", "function": {"name": "find", "parameters": {}}}]
@@ -97,7 +99,13 @@ def test_react_plays_each_action_with_its_own_first_token_and_a_share_of_the_res
             {
                 "model": "scenario/timed",
                 "stream": True,
-                "messages": [{"role": "user", "content": "Question: hi\nObservation: x"}],
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": "Answer with Action: and Action Input:.\nQuestion: hi\n"
+                        "Observation: x",
+                    }
+                ],
             }
         ).encode()
     )

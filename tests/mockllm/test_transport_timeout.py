@@ -38,8 +38,8 @@ async def test_async_read_timeout_then_the_retry_is_answered(lib):
             await client.post("/chat/completions", json=BODY)
         assert 0.09 <= time.perf_counter() - started < 0.4
         response = await client.post("/chat/completions", json=BODY)  # same body: fault spent
-    answer = response.json()["choices"][0]["message"]["content"]  # no tools: ReAct text
-    assert answer == "Thought: I now know the final answer.\nFinal Answer: late answer"
+    answer = response.json()["choices"][0]["message"]["content"]  # no tools: a plain answer
+    assert answer == "late answer"
     assert [r.status for r in mock.requests] == [200, 200]  # the mock answered; the client gave up
 
 

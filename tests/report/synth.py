@@ -150,6 +150,7 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
                 "description": p.scenario_description + evil,
                 "tags": ("fault",) if name in FAULTS else ("happy-path", *([evil] if evil else [])),
                 "fault": name in FAULTS,
+                "expect_outcome": {"status": "completed", "final_contains": "30 days"},
                 "expect_status": "completed",
                 "expect_termination": None,
                 "expect_final_contains": "30 days",
@@ -215,18 +216,29 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
         )
     code = pd.DataFrame(
         [
-            {"component": "scheduler", "path": "scheduler", "files": 9, "lines": p.scheduler_lines},
+            {
+                "component": "scheduler",
+                "part": "code",
+                "path": "scheduler",
+                "files": 9,
+                "statements": p.scheduler_lines,
+                "logical_lines": p.scheduler_lines,
+            },
             {
                 "component": "scheduler core loop",
+                "part": "code",
                 "path": "scheduler/agent.py",
                 "files": 1,
-                "lines": min(p.scheduler_lines, 250),
+                "statements": min(p.scheduler_lines, 250),
+                "logical_lines": min(p.scheduler_lines, 250),
             },
             {
                 "component": "langchain_baseline",
+                "part": "code",
                 "path": "langchain_baseline",
                 "files": 4,
-                "lines": p.baseline_lines,
+                "statements": p.baseline_lines,
+                "logical_lines": p.baseline_lines,
             },
         ]
     )

@@ -229,9 +229,7 @@ def test_the_report_into_an_unwritable_place_is_one_line(run, tmp_path, capsys):
     blocked.write_text("not a directory")
     assert main(["report", str(run), "--out", str(blocked)]) == 2
     line = _one_error_line(capsys, "report")
-    assert line == (
-        f"schedbench report: error: cannot write the report into {blocked}: {blocked}: File exists"
-    )
+    assert line == (f"schedbench report: error: --out {blocked}: cannot write there (File exists)")
 
 
 def test_a_data_file_that_cannot_be_read_is_one_line(run, capsys):
