@@ -5,6 +5,11 @@ union (``RunAgain | Finished | Aborted | Failed | HandedOff``) dispatched with `
 All run state lives in ``RunState`` (state.py), which guards its own budgets; tool
 execution lives in executor.py, the HTTP client in llm.py. The loop prints nothing: it
 records spans (trace.py) and emits events (events.py) for whoever wants to show them.
+
+One agent serves many requests at once: each run has its own ``RunState`` and ``RunHandle``
+(id, status, cancel); the agent keeps only configuration, tools, hooks and breakers. A run
+and every run it starts (handoffs, agents run as tools) share one ``RequestScope``: the
+request's ``Budget`` of steps, tokens, wall time and depth.
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ from scheduler.errors import (
     HookError,
     LimitExceeded,
     LLMError,
+    LLMStreamInterrupted,
     RepeatedCallsExceeded,
+    RequestBudgetExceeded,
     SchedulerError,
+    safe_str,
 )
 from scheduler.events import (
     AgentEvent,
@@ -31,14 +39,29 @@ from scheduler.events import (
     RunStarted,
     StatusChanged,
     StepFinished,
+    StreamInterrupted,
 )
-from scheduler.executor import Approver, ThreadRunner, ToolExecutor, ToolResult
-from scheduler.hooks import Hooks
+from scheduler.executor import ToolExecutor
+from scheduler.hooks import Hook, HookEvent, Hooks
 from scheduler.memory import ConversationMemory
-from scheduler.models import ChatModel, ChatResponse
-from scheduler.state import AgentStatus, RunResult, RunState, StepRecord, TerminationReason
+from scheduler.multiagent import agent_as_tool, handoff
+from scheduler.pool import ToolThreadPool
+from scheduler.state import RequestScope, RunHandle, RunState
+from scheduler.tokens import AgentCounter
 from scheduler.tools import ToolSpec, tool
 from scheduler.trace import AGENT, LLM, STEP, Span, Trace, flow, preview
+from scheduler.types import (
+    AgentStatus,
+    Approver,
+    Budget,
+    ChatModel,
+    ChatResponse,
+    RetryInfo,
+    RunResult,
+    StepRecord,
+    TerminationReason,
+    ToolResult,
+)
 
 # -- what happens next -------------------------------------------------------------------
 
@@ -95,6 +118,7 @@ class LightweightAgent:
         tools: Iterable[ToolSpec | Callable[..., Any]] = (),
         approver: Approver | None = None,
         memory: ConversationMemory | None = None,
+        threads: ToolThreadPool | None = None,
     ):
         self.llm = llm
         self.config = config = config or AgentConfig()
@@ -111,14 +135,13 @@ class LightweightAgent:
             breaker_cooldown_s=config.breaker_cooldown_s,
             clock=config.clock,
             approver=approver,
-            threads=ThreadRunner(),
+            threads=threads,  # None: the process-wide pool shared by all agents
         )
         self._params = config.request_params()
         self._model = config.model or getattr(llm, "model", "unknown")
         self._schemas: list[dict[str, Any]] | None = None
-        self._tools_tokens: int | None = None
-        self._counter: Callable[[dict[str, Any]], int] | bool | None = False  # False: not resolved
-        self._active: dict[RunState, asyncio.Task[Any] | None] = {}
+        self._counter: AgentCounter | bool | None = False  # False: not built yet
+        self._active: dict[RunHandle, None] = {}  # top-level runs in progress (ordered)
         self._last: RunState | None = None
         if memory is None and config.memory:
             limit = config.memory_max_tokens or (
@@ -140,7 +163,7 @@ class LightweightAgent:
         if spec.name in self.tools:
             raise ConfigError(f"a tool named {spec.name!r} is already registered on {self.name!r}")
         self.tools[spec.name] = spec
-        self._schemas = self._tools_tokens = None
+        self._schemas, self._counter = None, False
         return self
 
     def register_tools(self, specs: Iterable[ToolSpec | Callable[..., Any]]) -> LightweightAgent:
@@ -148,8 +171,9 @@ class LightweightAgent:
             self.register_tool(spec)
         return self
 
-    def on(self, event: str, callback: Callable[..., Any]) -> LightweightAgent:
-        """Register a hook (see hooks.py for the events and their arguments)."""
+    def on(self, event: HookEvent, callback: Hook) -> LightweightAgent:
+        """Register a hook (see hooks.py for the events and their arguments). Typed per
+        event: ``agent.on("before_tool", fn)`` checks ``fn`` against ``BeforeTool``."""
         self.hooks.add(event, callback)
         return self
 
@@ -159,33 +183,51 @@ class LightweightAgent:
         return self
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> ToolSpec:
-        from scheduler.multiagent import agent_as_tool
-
         return agent_as_tool(self, name, description)
 
     def handoff_to(
         self, other: LightweightAgent, description: str | None = None
     ) -> LightweightAgent:
-        from scheduler.multiagent import handoff
-
         return self.register_tool(handoff(other, description=description))
 
     @property
     def status(self) -> AgentStatus:
-        """The status of the run in progress (or of the last one; IDLE before any)."""
+        """The status of the run started last (IDLE before any). With several runs at once
+        it says nothing about the others: ask their ``RunHandle`` instead."""
         return self._last.status if self._last is not None else AgentStatus.IDLE
+
+    @property
+    def runs(self) -> tuple[RunHandle, ...]:
+        """The handles of this agent's top-level runs in progress, oldest first."""
+        return tuple(self._active)
 
     @property
     def breakers(self) -> dict[str, Any]:
         return self.executor.breakers
 
     def cancel(self) -> int:
-        """Cancel this agent's runs in progress; each ends ABORTED, reason ``cancelled``."""
-        for state, task in list(self._active.items()):
-            state.cancel_requested = True
-            if task is not None:
-                task.cancel()
-        return len(self._active)
+        """Cancel **every** top-level run of this agent in progress, whoever started it; each
+        ends ABORTED, reason ``cancelled``. To cancel one request, use its RunHandle."""
+        handles = list(self._active)
+        for handle in handles:
+            handle.cancel()
+        return len(handles)
+
+    async def aclose(self) -> None:
+        """Cancel this agent's runs in progress, wait for them to end, and close its LLM
+        client's own connection pool (an ``httpx.AsyncClient`` you injected stays open)."""
+        current = asyncio.current_task()
+        tasks = [h.task for h in self._active if h.task is not None and h.task is not current]
+        self.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        await _aclose(self.llm)
+
+    async def __aenter__(self) -> LightweightAgent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     # -- running -------------------------------------------------------------------------
 
@@ -195,10 +237,18 @@ class LightweightAgent:
         messages: list[dict[str, Any]] | None = None,
         system_prompt: str | None = None,
         context: Any = None,
+        *,
+        handle: RunHandle | None = None,
+        budget: Budget | None = None,
     ) -> RunResult:
         """Run until a final answer, a budget, an error or a cancellation. Never raises for
-        those: the RunResult says what happened. Raises only for misuse (ConfigError)."""
-        return await self._run(user_input, messages, system_prompt, context)
+        those: the RunResult says what happened. Raises only for misuse (ConfigError).
+        ``handle``: this run's id, status and cancel(); ``budget``: the request's limits
+        (default ``config.budget``), shared with the agents this run hands over to or
+        runs as tools."""
+        return await self._run(
+            user_input, messages, system_prompt, context, handle=handle, budget=budget
+        )
 
     def run_sync(
         self,
@@ -206,15 +256,39 @@ class LightweightAgent:
         messages: list[dict[str, Any]] | None = None,
         system_prompt: str | None = None,
         context: Any = None,
+        *,
+        budget: Budget | None = None,
     ) -> RunResult:
-        """``run()`` for synchronous code (starts and closes its own event loop)."""
+        """``run()`` for synchronous code: starts its own event loop and, before closing it,
+        closes the connection pools its run opened on it (they cannot outlive the loop)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(user_input, messages, system_prompt, context))
+            return asyncio.run(
+                self._run_and_close(user_input, messages, system_prompt, context, budget)
+            )
         raise ConfigError(
             "run_sync() cannot be called from a running event loop; use `await agent.run(...)`"
         )
+
+    async def _run_and_close(
+        self,
+        user_input: str | None,
+        messages: list[dict[str, Any]] | None,
+        system_prompt: str | None,
+        context: Any,
+        budget: Budget | None,
+    ) -> RunResult:
+        handle = RunHandle()
+        try:
+            return await self._run(
+                user_input, messages, system_prompt, context, handle=handle, budget=budget
+            )
+        finally:
+            state = handle.state
+            agents = state.scope.agents if state is not None and state.scope else [self]
+            for llm in {id(a.llm): a.llm for a in agents}.values():
+                await _aclose(llm)
 
     async def stream(
         self,
@@ -222,12 +296,24 @@ class LightweightAgent:
         messages: list[dict[str, Any]] | None = None,
         system_prompt: str | None = None,
         context: Any = None,
+        *,
+        handle: RunHandle | None = None,
+        budget: Budget | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run with streamed LLM calls, yielding events as they happen; ends with RunFinished."""
+        """Run with streamed LLM calls, yielding events as they happen; ends with RunFinished.
+        A stream that breaks after text was yielded is not retried: StreamInterrupted says
+        so and the run fails. Closing the iterator early cancels the run."""
         queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
         task = asyncio.create_task(
             self._run(
-                user_input, messages, system_prompt, context, emit=queue.put_nowait, streaming=True
+                user_input,
+                messages,
+                system_prompt,
+                context,
+                emit=queue.put_nowait,
+                streaming=True,
+                handle=handle,
+                budget=budget,
             )
         )
         task.add_done_callback(lambda _: queue.put_nowait(None))
@@ -240,6 +326,29 @@ class LightweightAgent:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
+    async def run_nested(
+        self,
+        user_input: str | None,
+        *,
+        parent: RunState,
+        span: Span | None,
+        messages: list[dict[str, Any]] | None = None,
+        handoff: bool = False,
+    ) -> RunResult:
+        """Run as part of ``parent``'s request: its budget, its trace (under ``span``), one
+        level deeper. ``handoff``: continue the parent's conversation and its event stream."""
+        return await self._run(
+            user_input,
+            messages,
+            None,
+            parent.context,
+            emit=parent.emit if handoff else None,
+            streaming=parent.streaming if handoff else None,
+            parent=parent,
+            parent_span=span,
+            handoffs=parent.handoffs if handoff else None,
+        )
+
     async def _run(
         self,
         user_input: str | None,
@@ -247,21 +356,54 @@ class LightweightAgent:
         system_prompt: str | None = None,
         context: Any = None,
         *,
-        emit: Any = None,
+        emit: Callable[[AgentEvent], None] | None = None,
         streaming: bool | None = None,
+        handle: RunHandle | None = None,
+        budget: Budget | None = None,
+        parent: RunState | None = None,
         parent_span: Span | None = None,
-        parent_trace: Trace | None = None,
         handoffs: list[str] | None = None,
     ) -> RunResult:
+        task = asyncio.current_task()
+        if parent is None:
+            handle = handle or RunHandle()
+            handle.task = task
+            scope = RequestScope(budget or self.config.budget, handle)
+        else:
+            assert parent.scope is not None
+            scope = parent.scope
         state = self._start(
-            user_input, messages, system_prompt, context, emit, parent_span, parent_trace
+            user_input, messages, system_prompt, context, emit, parent, parent_span, scope
         )
+        state.streaming = self.config.stream if streaming is None else streaming
         state.handoffs = [*(handoffs or ()), self.name]
-        self._active[state] = task = asyncio.current_task()
+        if self not in scope.agents:
+            scope.agents.append(self)
+        if parent is None:
+            scope.handle.state = state
+            self._active[scope.handle] = None
+            scope.arm_timer()
         self._last = state
-        streaming = self.config.stream if streaming is None else streaming
         try:
-            while True:
+            return await self._loop(state, scope, task)
+        finally:
+            if parent is None:
+                scope.disarm_timer()
+                self._active.pop(scope.handle, None)
+
+    async def _loop(
+        self, state: RunState, scope: RequestScope, task: asyncio.Task[Any] | None
+    ) -> RunResult:
+        streaming = state.streaming
+        decision: NextStep
+        try:
+            scope.enter(state.depth)
+        except LimitExceeded as exc:
+            decision = Aborted(TerminationReason(exc.reason), exc)
+        else:
+            decision = RunAgain()
+        while True:
+            if type(decision) is RunAgain:
                 try:
                     decision = await self._run_step(state, streaming)
                 except LimitExceeded as exc:
@@ -271,28 +413,29 @@ class LightweightAgent:
                 except HookError as exc:
                     decision = Failed(TerminationReason.HOOK_ERROR, exc)
                 except asyncio.CancelledError:
-                    if not (state.cancel_requested and task is not None and task.uncancel() == 0):
+                    requested = state.cancel_requested and task is not None
+                    if not (requested and task is not None and task.uncancel() == 0):
                         await self._end(
                             state, AgentStatus.ABORTED, TerminationReason.CANCELLED, None, None
                         )
                         raise  # cancelled from outside: record, then let it propagate
-                    decision = Aborted(TerminationReason.CANCELLED)
-                match decision:
-                    case RunAgain():
-                        continue
-                    case Finished(content=content, reason=reason):
-                        return await self._end(state, AgentStatus.COMPLETED, reason, content, None)
-                    case Aborted(reason=reason, error=error):
-                        summary = await self._summarize(state, reason, error)
-                        return await self._end(state, AgentStatus.ABORTED, reason, summary, error)
-                    case Failed(reason=reason, error=error):
-                        return await self._end(state, AgentStatus.FAILED, reason, None, error)
-                    case HandedOff(agent=agent, span=span):
-                        return await self._hand_off(state, agent, span, streaming)
-                    case _:
-                        assert_never(decision)
-        finally:
-            self._active.pop(state, None)
+                    reason = scope.handle.cancel_reason
+                    cause = scope.exhausted if reason is TerminationReason.TIME_LIMIT else None
+                    decision = Aborted(reason, cause)
+            match decision:
+                case RunAgain():
+                    continue
+                case Finished(content=content, reason=reason):
+                    return await self._end(state, AgentStatus.COMPLETED, reason, content, None)
+                case Aborted(reason=reason, error=error):
+                    summary = await self._summarize(state, reason, error)
+                    return await self._end(state, AgentStatus.ABORTED, reason, summary, error)
+                case Failed(reason=reason, error=error):
+                    return await self._end(state, AgentStatus.FAILED, reason, None, error)
+                case HandedOff(agent=agent, span=span):
+                    return await self._hand_off(state, agent, span)
+                case _:
+                    assert_never(decision)
 
     async def _run_step(self, state: RunState, streaming: bool) -> NextStep:
         """One LLM call and the tool calls it asks for."""
@@ -303,18 +446,18 @@ class LightweightAgent:
         try:
             if self.hooks.before_step:
                 await self.hooks.fire("before_step", state, span, step=number)
-            record = StepRecord(number, state.check_request())
+            record = StepRecord(number, await state.check_request())
             state.steps.append(record)
             response = record.response = await self._call_llm(
                 state, span, record.input_tokens, streaming
             )
             state.messages.append(response.to_message())
             results: list[ToolResult] = []
-            if response.tool_calls:
+            # tool calls cut off by the output limit may have cut arguments: never run them
+            calls = response.tool_calls if response.finish_reason != "length" else []
+            if calls:
                 self._move(state, AgentStatus.EXECUTING)
-                results = record.tool_results = await self.executor.run(
-                    state, response.tool_calls, span
-                )
+                results = record.tool_results = await self.executor.run(state, calls, span)
                 state.messages.extend([r.to_message() for r in results])
         finally:
             trace.end(span)
@@ -323,7 +466,7 @@ class LightweightAgent:
             await self.hooks.fire("after_step", state, span, step=record)
         if state.emit is not None:
             state.emit(StepFinished(record, time.perf_counter() - state.started))
-        if not response.tool_calls:
+        if not calls:
             return Finished(
                 response.content,
                 _FINISH_REASONS.get(response.finish_reason or "", TerminationReason.STOP),
@@ -366,7 +509,7 @@ class LightweightAgent:
         schemas = self._tool_schemas() if tools else None
         params = self._params if extra is None else {**self._params, **extra}
 
-        def on_retry(info: Any) -> None:
+        def on_retry(info: RetryInfo) -> None:
             trace.event(
                 span,
                 "retry",
@@ -378,28 +521,44 @@ class LightweightAgent:
                 },
             )
 
+        config = self.config
         try:
-            if streaming:
-                response = await self.llm.complete_streaming(
-                    messages,
-                    tools=schemas,
-                    params=params,
-                    timeout=self.config.llm_timeout,
-                    on_retry=on_retry,
-                    on_delta=self._on_delta(state),
-                )
-            else:
-                response = await self.llm.complete(
-                    messages,
-                    tools=schemas,
-                    params=params,
-                    timeout=self.config.llm_timeout,
-                    on_retry=on_retry,
-                )
+            try:
+                if streaming:
+                    response = await self.llm.complete_streaming(
+                        messages,
+                        tools=schemas,
+                        params=params,
+                        timeout=config.llm_timeout,
+                        deadline=config.llm_deadline,
+                        on_retry=on_retry,
+                        # deltas only for a consumer: without one, a broken stream is retried
+                        on_delta=self._on_delta(state) if state.emit is not None else None,
+                    )
+                else:
+                    response = await self.llm.complete(
+                        messages,
+                        tools=schemas,
+                        params=params,
+                        timeout=config.llm_timeout,
+                        deadline=config.llm_deadline,
+                        on_retry=on_retry,
+                    )
+            except (LLMError, asyncio.CancelledError):
+                raise
+            except Exception as exc:  # a ChatModel that does not keep its contract
+                raise LLMError(
+                    f"the chat model raised {type(exc).__name__}: {safe_str(exc)}"
+                ) from exc
         except BaseException as exc:
             trace.end(span, exc if isinstance(exc, Exception) else None)
-            if isinstance(exc, LLMError) and self.hooks.on_error:
-                await self.hooks.fire("on_error", state, span, error=exc)
+            if isinstance(exc, LLMError):
+                state.usage.retries += exc.attempts - 1
+                if isinstance(exc, LLMStreamInterrupted) and state.emit is not None:
+                    at = time.perf_counter() - state.started
+                    state.emit(StreamInterrupted(state.step, exc, exc.delivered_chars, at))
+                if self.hooks.on_error:
+                    await self.hooks.fire("on_error", state, span, error=exc)
             raise
         attributes = span.attributes
         attributes["gen_ai.output"] = response
@@ -424,9 +583,10 @@ class LightweightAgent:
         messages: list[dict[str, Any]] | None,
         system_prompt: str | None,
         context: Any,
-        emit: Any,
+        emit: Callable[[AgentEvent], None] | None,
+        parent: RunState | None,
         parent_span: Span | None,
-        parent_trace: Trace | None,
+        scope: RequestScope,
     ) -> RunState:
         config = self.config
         conversation: list[dict[str, Any]] = []
@@ -439,7 +599,12 @@ class LightweightAgent:
         conversation.extend(history)
         if user_input is not None:
             conversation.append({"role": "user", "content": user_input})
-        trace = Trace(config.trace_clock, parent=parent_trace)
+        trace = Trace(
+            config.trace_clock,
+            parent=None if parent is None else parent.trace,
+            max_attribute_chars=config.trace_max_attribute_chars,
+            redact=config.trace_redact,
+        )
         state = RunState(
             self.name,
             conversation,
@@ -451,11 +616,11 @@ class LightweightAgent:
             config.max_blocked_calls,
             emit=emit,
         )
+        state.scope, state.run_id = scope, scope.handle.id
+        state.depth = 1 if parent is None else parent.depth + 1
         state.memory_from = len(conversation) - (user_input is not None)
         if config.token_budget is not None or self.memory is not None:
-            state.count_tokens = self._token_counter()
-            if state.count_tokens is not None:
-                state.tools_tokens = self._count_tools_tokens()
+            state.counter = self._token_counter()
         state.span = trace.start(
             f"invoke_agent {self.name}",
             AGENT,
@@ -467,7 +632,7 @@ class LightweightAgent:
             },
         )
         if emit is not None:
-            emit(RunStarted(self.name, 0.0))
+            emit(RunStarted(self.name, 0.0, state.run_id))
         self._move(state, AgentStatus.THINKING)
         return state
 
@@ -489,6 +654,7 @@ class LightweightAgent:
                 "agent.termination_reason": reason.value,
                 "gen_ai.usage.input_tokens": usage.input_tokens,
                 "gen_ai.usage.output_tokens": usage.output_tokens,
+                "scheduler.run.id": state.run_id,
             }
         )
         state.trace.end(state.span, error)
@@ -500,7 +666,7 @@ class LightweightAgent:
             state.trace,
             state.messages,
             state.steps,
-            None if error is None else str(error),
+            None if error is None else safe_str(error),
             error,
             state.hook_errors,
             self.name,
@@ -508,9 +674,13 @@ class LightweightAgent:
             time.perf_counter() - state.started,
             None if state.first_token_at is None else state.first_token_at - state.started,
             state.transitions,
+            state.run_id,
         )
+        if state.scope is not None and state.scope.handle.state is state:
+            state.scope.handle.result = result
         if self.memory is not None:
-            self.memory.count_tokens = state.count_tokens or self.memory.count_tokens
+            if state.counter is not None:
+                self.memory.count_tokens = state.counter.message
             self.memory.save(state.messages[state.memory_from :])
         if (
             error is not None
@@ -529,10 +699,15 @@ class LightweightAgent:
     ) -> str:
         """What an aborted run tells the user: the LLM's summary (max_steps, if enabled and
         within budget), else the tool results gathered so far — never raw JSON."""
-        if reason is TerminationReason.MAX_STEPS and self.config.summarize_on_max_steps:
+        spent = isinstance(error, RequestBudgetExceeded)  # no LLM call left for a summary
+        if (
+            reason is TerminationReason.MAX_STEPS
+            and self.config.summarize_on_max_steps
+            and not spent
+        ):
             state.messages.append({"role": "system", "content": SUMMARY_PROMPT})
             try:
-                tokens = state.check_request()
+                tokens = await state.check_request()
                 response = await self._call_llm(
                     state, state.span, tokens, False, extra={"tool_choice": "none"}
                 )
@@ -556,20 +731,10 @@ class LightweightAgent:
         )
         return f"Stopped before a final answer ({why}).\n{body}"
 
-    async def _hand_off(
-        self, state: RunState, agent: LightweightAgent, span: Span, streaming: bool
-    ) -> RunResult:
+    async def _hand_off(self, state: RunState, agent: LightweightAgent, span: Span) -> RunResult:
         conversation = [m for m in state.messages if m.get("role") != "system"]
-        result = await agent._run(
-            None,
-            conversation,
-            None,
-            state.context,
-            emit=state.emit,
-            streaming=streaming,
-            parent_span=span,
-            parent_trace=state.trace,
-            handoffs=state.handoffs,
+        result = await agent.run_nested(
+            None, parent=state, span=span, messages=conversation, handoff=True
         )
         self._move(state, result.status)
         state.usage.add(result.usage)
@@ -611,27 +776,24 @@ class LightweightAgent:
             self._schemas = [spec.to_openai() for spec in self.tools.values()]
         return self._schemas or None
 
-    def _token_counter(self) -> Callable[[dict[str, Any]], int] | None:
-        """The exact per-message counter (tiktoken, loaded on first use), or None when
-        counting is configured off or tiktoken is unavailable (then: server usage)."""
+    def _token_counter(self) -> AgentCounter | None:
+        """The agent's exact counter (tiktoken, loaded on first use), or None when counting
+        is configured off or tiktoken is unavailable (then: server usage)."""
         if self._counter is False:
             self._counter = None
             if self.config.token_counting == "exact":
                 try:
-                    from scheduler import tokens
-
-                    tokens.count_text_tokens("probe")
-                    self._counter = tokens.count_message_tokens
+                    self._counter = AgentCounter(self.config.system_prompt, self._tool_schemas())
                 except (ImportError, RuntimeError, ValueError):
                     self._counter = None
-        return self._counter  # type: ignore[return-value]
+        return self._counter if isinstance(self._counter, AgentCounter) else None
 
-    def _count_tools_tokens(self) -> int:
-        if self._tools_tokens is None:
-            from scheduler import tokens
 
-            self._tools_tokens = tokens.count_tools_tokens(self._tool_schemas())
-        return self._tools_tokens
+async def _aclose(llm: object) -> None:
+    """Close a chat model's own connections, if it has an ``aclose()``."""
+    close = getattr(llm, "aclose", None)
+    if callable(close):
+        await close()
 
 
 def _span_of(step_span: Span, result: ToolResult) -> Span:

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scheduler.errors import ConfigError
+from scheduler.types import Budget
+
+Redact = Callable[[str, Any], Any]  # (attribute key, value) -> the value to export
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +32,14 @@ class AgentConfig:
     max_same_tool_calls: int | None = 2  # same tool + same arguments executed at most N times
     max_blocked_calls: int | None = 2  # repeated calls refused before ABORTED (repeated_calls)
 
+    # the whole request (this agent, its handoffs, the agents it runs as tools): the Budget
+    # of a request this agent is asked first; run(..., budget=) overrides it per request
+    budget: Budget = field(default_factory=Budget)
+
     # time
     tool_timeout: float | None = 30.0  # per call, unless the ToolSpec sets its own
-    llm_timeout: float | None = 20.0  # per attempt; None: the client's timeout
+    llm_timeout: float | None = 20.0  # per attempt: a plain answer; a stream's start and idle gaps
+    llm_deadline: float | None = 300.0  # per LLM call, retries and backoff included
 
     # tools
     parallel_tool_calls: bool = True  # run the calls of one answer concurrently
@@ -47,6 +55,8 @@ class AgentConfig:
     memory_max_tokens: int | None = None  # default: half the token_budget
     trace_last_messages: int | None = None  # messages kept on each chat span (None: all)
     trace_clock: Callable[[], float] = time.perf_counter
+    trace_max_attribute_chars: int | None = 16_384  # per attribute when exported (None: all)
+    trace_redact: Redact | None = None  # applied to every attribute rendered or exported
 
     def __post_init__(self) -> None:
         positive = (
@@ -67,7 +77,9 @@ class AgentConfig:
             raise ConfigError(
                 f"AgentConfig.max_blocked_calls must be >= 0 or None, not {self.max_blocked_calls!r}"
             )
-        for name in ("tool_timeout", "llm_timeout"):
+        if self.trace_max_attribute_chars is not None and self.trace_max_attribute_chars < 64:
+            raise ConfigError("AgentConfig.trace_max_attribute_chars must be >= 64 or None")
+        for name in ("tool_timeout", "llm_timeout", "llm_deadline"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ConfigError(f"AgentConfig.{name} must be > 0 or None, not {value!r}")

@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from scheduler.errors import ConfigError, HookError
+from scheduler.errors import ConfigError, HookError, safe_str
+from scheduler.types import Rewrite, ToolDecision, Veto
 
 if TYPE_CHECKING:
     from scheduler.errors import SchedulerError
-    from scheduler.executor import ToolResult
-    from scheduler.models import ChatResponse, ToolCall
-    from scheduler.state import RunResult, RunState, StepRecord
+    from scheduler.state import RunState
     from scheduler.trace import Span
+    from scheduler.types import ChatResponse, RunResult, StepRecord, ToolCall, ToolResult
 
 HookEvent = Literal[
     "before_step",
@@ -48,22 +47,6 @@ HookEvent = Literal[
 EVENTS: tuple[str, ...] = HookEvent.__args__  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True)
-class Veto:
-    """Returned by a before_tool hook: do not run the call; the LLM is told ``reason``."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rewrite:
-    """Returned by a before_tool hook: run the call with these arguments instead
-    (they are validated against the tool's schema again)."""
-
-    arguments: dict[str, Any]
-
-
-ToolDecision = Veto | Rewrite
 _R = Awaitable[None] | None
 
 
@@ -158,7 +141,7 @@ class Hooks:
                             "hook.event": event,
                             "hook.name": name,
                             "exception.type": type(exc).__name__,
-                            "exception.message": str(exc),
+                            "exception.message": safe_str(exc),
                         },
                     )
                 if self.raise_errors and event not in ("on_error", "on_complete"):

