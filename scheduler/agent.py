@@ -621,6 +621,7 @@ class LightweightAgent:
         state.memory_from = len(conversation) - (user_input is not None)
         if config.token_budget is not None or self.memory is not None:
             state.counter = self._token_counter()
+            state.exact_tokens = config.token_counting == "exact"
         state.span = trace.start(
             f"invoke_agent {self.name}",
             AGENT,
@@ -781,7 +782,7 @@ class LightweightAgent:
         is configured off or tiktoken is unavailable (then: server usage)."""
         if self._counter is False:
             self._counter = None
-            if self.config.token_counting == "exact":
+            if self.config.token_counting != "server":
                 try:
                     self._counter = AgentCounter(self.config.system_prompt, self._tool_schemas())
                 except (ImportError, RuntimeError, ValueError):

@@ -28,7 +28,10 @@ class AgentConfig:
     max_steps: int | None = 15  # LLM steps; then ABORTED, reason max_steps
     token_budget: int | None = 12_000  # input tokens of any one request (exact count)
     max_total_tokens: int | None = None  # input + output tokens over the run (server usage)
-    token_counting: Literal["exact", "server"] = "exact"  # exact: tiktoken, incremental
+    # how token_budget is checked: "bounded" tokenizes (tiktoken) only when the request's
+    # UTF-8 size does not already prove it fits; "exact" counts every request; "server"
+    # trusts the server's usage only (no tokenizer)
+    token_counting: Literal["bounded", "exact", "server"] = "bounded"
     max_same_tool_calls: int | None = 2  # same tool + same arguments executed at most N times
     max_blocked_calls: int | None = 2  # repeated calls refused before ABORTED (repeated_calls)
 
@@ -85,9 +88,10 @@ class AgentConfig:
                 raise ConfigError(f"AgentConfig.{name} must be > 0 or None, not {value!r}")
         if self.breaker_cooldown_s < 0:
             raise ConfigError("AgentConfig.breaker_cooldown_s must be >= 0")
-        if self.token_counting not in ("exact", "server"):
+        if self.token_counting not in ("bounded", "exact", "server"):
             raise ConfigError(
-                f"AgentConfig.token_counting must be 'exact' or 'server', not {self.token_counting!r}"
+                "AgentConfig.token_counting must be 'bounded', 'exact' or 'server', "
+                f"not {self.token_counting!r}"
             )
 
     def request_params(self) -> dict[str, Any]:

@@ -244,7 +244,10 @@ class ToolExecutor:
         if spec.context_param is not None:
             kwargs = {**kwargs, spec.context_param: ToolContext(state, call, item.span)}
         try:
-            value = await self._call(spec, kwargs, timeout)
+            if spec.is_async:
+                value = await with_timeout(spec.handler(**kwargs), timeout)
+            else:
+                value = await self._call_sync(spec, kwargs, timeout)
         except ToolInputError as exc:  # the caller's mistake: not the dependency's
             if breaker is not None:
                 breaker.release()
@@ -274,10 +277,10 @@ class ToolExecutor:
             return
         item.result = await self._finish(state, item, None, error)
 
-    async def _call(self, spec: ToolSpec, kwargs: dict[str, Any], timeout: float | None) -> Any:
-        """The handler's value: awaited, on a worker thread, or inline (``run_in_thread=False``)."""
-        if spec.is_async:
-            return await with_timeout(spec.handler(**kwargs), timeout)
+    async def _call_sync(
+        self, spec: ToolSpec, kwargs: dict[str, Any], timeout: float | None
+    ) -> Any:
+        """A sync handler's value: from a worker thread, or inline (``run_in_thread=False``)."""
         if not spec.run_in_thread:
             value = spec.handler(**kwargs)
             if inspect.iscoroutine(value):

@@ -264,8 +264,9 @@ class OpenAIChatClient:
             left = ends - asyncio.get_running_loop().time()
             if limit is None or left < limit:
                 limit, by_deadline = max(left, 0.0), True
+        post = self._client().post(self._url, json=body, headers=self._headers or None)
         try:
-            response = await with_timeout(self._post(body), limit)
+            response = await with_timeout(post, limit)
         except DeadlineExceeded:
             if by_deadline:
                 raise LLMTimeout(deadline, kind="deadline") from None
@@ -281,10 +282,6 @@ class OpenAIChatClient:
             raise _Retryable(
                 LLMResponseError(f"not a chat completion: {type(exc).__name__}: {exc}")
             ) from None
-
-    async def _post(self, body: dict[str, Any]) -> httpx.Response:
-        response = await self._client().post(self._url, json=body, headers=self._headers or None)
-        return response
 
     async def _attempt_stream(
         self,

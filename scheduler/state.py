@@ -36,6 +36,7 @@ from scheduler.errors import (
     TokenBudgetExceeded,
     TotalTokensExceeded,
 )
+from scheduler.tokens import byte_bound, is_large
 from scheduler.types import (
     TERMINAL,
     TRANSITIONS,
@@ -203,8 +204,11 @@ class RunState:
     cancel_requested: bool = False
     handoffs: list[str] = field(default_factory=list)  # agents control passed through
     memory_from: int = 0  # index of this run's first new message (what memory keeps)
+    exact_tokens: bool = True  # count every request (False: only when the bound may not fit)
     _counted: int = 0  # messages already counted (each message is counted once)
     _message_tokens: int = 0  # their tokens
+    _bounded: int = 0  # messages already bounded
+    _bound: int = 0  # their upper bound
 
     def transition(self, target: AgentStatus) -> None:
         """Move to ``target`` or raise InvalidTransition."""
@@ -236,15 +240,34 @@ class RunState:
             self._counted = self._message_tokens = 0
         total = self._message_tokens
         for i in range(self._counted, len(messages)):
-            total += await counter.amessage(messages[i])
+            message = messages[i]
+            if is_large(message):
+                total += await counter.amessage(message)
+            else:
+                total += counter.message(message)
         self._counted, self._message_tokens = len(messages), total
         return total + counter.tools_tokens + 3  # + reply priming (OpenAI cookbook)
 
     async def check_request(self) -> int | None:
-        """Before a request: the exact input size against ``token_budget``."""
+        """Before a request: its input size against ``token_budget``. Returns the exact
+        count, or None when not counted: with ``exact_tokens`` off, a request whose upper
+        bound (its UTF-8 size) already fits the budget is not tokenized at all."""
+        budget = self.token_budget
+        if self.counter is None:
+            return None
+        if not self.exact_tokens and budget is not None:
+            messages = self.messages
+            if len(messages) < self._bounded:  # the list was cut (memory trim): recount
+                self._bounded = self._bound = 0
+            bound = self._bound
+            for i in range(self._bounded, len(messages)):
+                bound += byte_bound(messages[i])
+            self._bounded, self._bound = len(messages), bound
+            if bound + self.counter.tools_tokens + 3 <= budget:
+                return None  # certainly within the budget
         tokens = await self.input_tokens()
-        if tokens is not None and self.token_budget is not None and tokens > self.token_budget:
-            raise TokenBudgetExceeded(self.token_budget, tokens)
+        if tokens is not None and budget is not None and tokens > budget:
+            raise TokenBudgetExceeded(budget, tokens)
         return tokens
 
     def record_response(self, response: ChatResponse) -> None:

@@ -77,13 +77,24 @@ def _value_text(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+_ROLE_TOKENS: dict[str, int] = {}  # the few role names: static, not user data
+
+
 def count_message_tokens(message: dict[str, Any]) -> int:
     """Tokens one chat message adds to a request (framing included)."""
     total = TOKENS_PER_MESSAGE
     for key, value in message.items():
-        if key == "tool_call_id":
+        if value is None or key == "tool_call_id":
             continue
-        total += count_text_tokens(_value_text(value))
+        if key == "role" and type(value) is str:
+            tokens = _ROLE_TOKENS.get(value)
+            if tokens is None:
+                tokens = count_text_tokens(value)
+                if len(_ROLE_TOKENS) < 16:
+                    _ROLE_TOKENS[value] = tokens
+            total += tokens
+            continue
+        total += count_text_tokens(value if type(value) is str else _value_text(value))
         if key == "name":
             total += TOKENS_PER_NAME
     return total
@@ -123,15 +134,32 @@ def count_request_tokens(
     )
 
 
-def _size(message: Message) -> int:
-    """Characters of a message's text (cheap: no encoding)."""
-    total = 0
-    for value in message.values():
-        if isinstance(value, str):
-            total += len(value)
-        elif value is not None:
-            total += len(_value_text(value))
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def byte_bound(message: Message) -> int:
+    """An upper bound of ``count_message_tokens(message)`` without encoding anything: every
+    cl100k token stands for at least one byte, so a text has at most as many tokens as
+    UTF-8 bytes (framing added as counted)."""
+    total = TOKENS_PER_MESSAGE + TOKENS_PER_NAME
+    for key, value in message.items():
+        if value is None or key == "tool_call_id":
+            continue
+        total += _utf8_size(value if type(value) is str else _value_text(value))
     return total
+
+
+def is_large(message: Message) -> bool:
+    """More than OFFLOAD_CHARS characters of text (cheap: lengths only, no encoding)."""
+    content = message.get("content")
+    size = len(content) if type(content) is str else 0
+    if content is not None and type(content) is not str:
+        size = len(_value_text(content))
+    calls = message.get("tool_calls")
+    if calls:
+        size += len(_value_text(calls))
+    return size > OFFLOAD_CHARS
 
 
 class AgentCounter:
@@ -161,7 +189,5 @@ class AgentCounter:
         return count_message_tokens(message)
 
     async def amessage(self, message: Message) -> int:
-        """``message()``, in a worker thread when the message is large."""
-        if _size(message) <= OFFLOAD_CHARS:
-            return self.message(message)
+        """``message()`` in a worker thread, for a large message: the event loop goes on."""
         return await asyncio.to_thread(count_message_tokens, message)

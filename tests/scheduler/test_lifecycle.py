@@ -87,7 +87,9 @@ async def test_p8_finished_runs_leave_no_counted_text_behind(llm):
         """A large, different report each time."""
         return f"report {n}: " + " ".join(f"line{n}x{i}" for i in range(20_000))  # ~250 KB
 
-    agent = LightweightAgent(llm.client(), AgentConfig(token_budget=10_000_000), tools=[report])
+    agent = LightweightAgent(
+        llm.client(), AgentConfig(token_budget=10_000_000, token_counting="exact"), tools=[report]
+    )
     assert (await agent.run(ask("report", n=-1))).ok  # warm: tokenizer loaded, pool started
     gc.collect()
     tracemalloc.start()
@@ -121,7 +123,8 @@ async def test_p8_a_large_text_is_counted_off_the_event_loop(llm, monkeypatch):
         """A 2 MB dump."""
         return "word " * 400_000
 
-    agent = LightweightAgent(llm.client(), AgentConfig(token_budget=10_000_000), tools=[dump])
+    config = AgentConfig(token_budget=10_000_000, token_counting="exact")
+    agent = LightweightAgent(llm.client(), config, tools=[dump])
     result = await agent.run(ask("dump"))
     assert result.ok and result.steps[1].input_tokens > 400_000
     assert counted_on and threading.main_thread().name not in counted_on
