@@ -134,19 +134,17 @@ def count_request_tokens(
     )
 
 
-def _utf8_size(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
 def byte_bound(message: Message) -> int:
     """An upper bound of ``count_message_tokens(message)`` without encoding anything: every
     cl100k token stands for at least one byte, so a text has at most as many tokens as
-    UTF-8 bytes (framing added as counted)."""
+    UTF-8 bytes (framing added; ids counted too, which only loosens the bound)."""
     total = TOKENS_PER_MESSAGE + TOKENS_PER_NAME
-    for key, value in message.items():
-        if value is None or key == "tool_call_id":
-            continue
-        total += _utf8_size(value if type(value) is str else _value_text(value))
+    for value in message.values():
+        if type(value) is not str:
+            if value is None:
+                continue
+            value = _value_text(value)
+        total += len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
     return total
 
 
