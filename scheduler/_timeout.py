@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import types
 from collections.abc import Coroutine, Generator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -29,7 +29,7 @@ async def with_timeout(coro: Coroutine[Any, Any, T], timeout: float | None) -> T
     try:
         first = coro.send(None)
     except StopIteration as done:  # finished without suspending: no timer needed
-        return done.value
+        return cast(T, done.value)
     deadline = asyncio.timeout(timeout)
     try:
         async with deadline:
@@ -53,12 +53,12 @@ def _resume(coro: Coroutine[Any, Any, T], yielded: Any) -> Generator[Any, Any, T
             try:
                 yielded = coro.throw(exc)
             except StopIteration as done:
-                return done.value
+                return cast(T, done.value)
         else:
             try:
                 yielded = coro.send(sent)
             except StopIteration as done:
-                return done.value
+                return cast(T, done.value)
 
 
 class Watchdog:

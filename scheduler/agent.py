@@ -42,7 +42,7 @@ from scheduler.events import (
     StreamInterrupted,
 )
 from scheduler.executor import ToolExecutor
-from scheduler.hooks import Hook, HookEvent, Hooks
+from scheduler.hooks import HookRegistry, Hooks
 from scheduler.memory import ConversationMemory
 from scheduler.multiagent import agent_as_tool, handoff
 from scheduler.pool import ToolThreadPool
@@ -107,8 +107,9 @@ _FINISH_REASONS = {
 }
 
 
-class LightweightAgent:
-    """An async tool-calling agent: ``await agent.run("question")`` -> RunResult."""
+class LightweightAgent(HookRegistry):
+    """An async tool-calling agent: ``await agent.run("question")`` -> RunResult.
+    ``agent.on(event, hook)`` registers a hook (typed per event, see hooks.py)."""
 
     def __init__(
         self,
@@ -169,12 +170,6 @@ class LightweightAgent:
     def register_tools(self, specs: Iterable[ToolSpec | Callable[..., Any]]) -> LightweightAgent:
         for spec in specs:
             self.register_tool(spec)
-        return self
-
-    def on(self, event: HookEvent, callback: Hook) -> LightweightAgent:
-        """Register a hook (see hooks.py for the events and their arguments). Typed per
-        event: ``agent.on("before_tool", fn)`` checks ``fn`` against ``BeforeTool``."""
-        self.hooks.add(event, callback)
         return self
 
     def set_approver(self, approver: Approver | None) -> LightweightAgent:
@@ -647,8 +642,9 @@ class LightweightAgent:
     ) -> RunResult:
         if state.status is not status:
             self._move(state, status)
-        usage = state.usage
-        attributes = state.span.attributes
+        usage, root = state.usage, state.span
+        assert root is not None  # set by _start
+        attributes = root.attributes
         attributes.update(
             {
                 "agent.status": status.value,
@@ -658,7 +654,7 @@ class LightweightAgent:
                 "scheduler.run.id": state.run_id,
             }
         )
-        state.trace.end(state.span, error)
+        state.trace.end(root, error)
         result = RunResult(
             status,
             reason,
@@ -709,6 +705,7 @@ class LightweightAgent:
             state.messages.append({"role": "system", "content": SUMMARY_PROMPT})
             try:
                 tokens = await state.check_request()
+                assert state.span is not None
                 response = await self._call_llm(
                     state, state.span, tokens, False, extra={"tool_choice": "none"}
                 )
@@ -739,7 +736,9 @@ class LightweightAgent:
         )
         self._move(state, result.status)
         state.usage.add(result.usage)
-        attributes = state.span.attributes
+        root = state.span
+        assert root is not None
+        attributes = root.attributes
         attributes.update(
             {
                 "agent.status": result.status.value,
@@ -747,7 +746,7 @@ class LightweightAgent:
                 "scheduler.handoff.to": agent.name,
             }
         )
-        state.trace.end(state.span)
+        state.trace.end(root)
         result.trace, result.usage = state.trace, state.usage
         result.steps = [*state.steps, *result.steps]
         if self.hooks.on_complete:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload
 
 from scheduler.errors import ConfigError, HookError, safe_str
 from scheduler.types import Rewrite, ToolDecision, Veto
@@ -99,10 +99,21 @@ Hook = (
 )
 
 
+_Entry = tuple[Callable[..., Any], bool, str]  # (hook, is a coroutine function, its name)
+
+
 class Hooks:
     """The registered hooks, one list per event (empty lists cost one attribute read)."""
 
     __slots__ = (*EVENTS, "raise_errors")
+    before_step: list[_Entry]
+    after_step: list[_Entry]
+    before_llm: list[_Entry]
+    after_llm: list[_Entry]
+    before_tool: list[_Entry]
+    after_tool: list[_Entry]
+    on_error: list[_Entry]
+    on_complete: list[_Entry]
 
     def __init__(self, raise_errors: bool = False):
         for event in EVENTS:
@@ -156,3 +167,31 @@ class Hooks:
                     kwargs["arguments"] = value.arguments
             outcome = value
         return outcome
+
+
+class HookRegistry:
+    """``on(event, hook)``, typed per event: ``on("before_tool", fn)`` checks ``fn`` against
+    ``BeforeTool`` (keyword arguments, what it may return). Chainable."""
+
+    hooks: Hooks
+
+    @overload
+    def on(self, event: Literal["before_step"], callback: BeforeStep) -> Self: ...
+    @overload
+    def on(self, event: Literal["after_step"], callback: AfterStep) -> Self: ...
+    @overload
+    def on(self, event: Literal["before_llm"], callback: BeforeLLM) -> Self: ...
+    @overload
+    def on(self, event: Literal["after_llm"], callback: AfterLLM) -> Self: ...
+    @overload
+    def on(self, event: Literal["before_tool"], callback: BeforeTool) -> Self: ...
+    @overload
+    def on(self, event: Literal["after_tool"], callback: AfterTool) -> Self: ...
+    @overload
+    def on(self, event: Literal["on_error"], callback: OnError) -> Self: ...
+    @overload
+    def on(self, event: Literal["on_complete"], callback: OnComplete) -> Self: ...
+    def on(self, event: HookEvent, callback: Hook) -> Self:
+        """Register a hook (see the table above for the events and their arguments)."""
+        self.hooks.add(event, callback)
+        return self

@@ -249,7 +249,7 @@ class OpenAIChatClient:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and 0 <= retry_after <= self.max_retry_after_s:
             return retry_after
-        backoff = min(self.backoff_base_s * 2 ** (attempt - 1), self.backoff_max_s)
+        backoff = min(self.backoff_base_s * 2.0 ** (attempt - 1), self.backoff_max_s)
         return backoff * (1 - self.jitter * self._rng())
 
     async def _attempt(

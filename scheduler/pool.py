@@ -185,23 +185,32 @@ class ToolThreadPool:
                 self._release(job.key)
 
     def _run(self, job: Job) -> None:
-        with self._lock:
-            if job.abandoned:
-                return
-            job.running = True
+        if not self._started(job):
+            return
         try:
             outcome: tuple[bool, Any] = (True, job.fn(**job.kwargs))
         except Exception as exc:  # handed to the waiting coroutine
             outcome = (False, exc)
         except BaseException as exc:  # never let a CancelledError / SystemExit cross over
             outcome = (False, ToolRaised(exc))
+        if self._finished(job):
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting
+                job.loop.call_soon_threadsafe(_resolve, job.future, outcome)
+
+    def _started(self, job: Job) -> bool:
+        """Mark ``job`` running; False if its waiter already gave up."""
+        with self._lock:
+            job.running = not job.abandoned
+            return job.running
+
+    def _finished(self, job: Job) -> bool:
+        """Mark ``job`` done; False if its waiter gave up meanwhile (a stuck thread returns)."""
         with self._lock:
             job.running = False
             if job.abandoned:
                 self.stuck -= 1
-                return
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting
-            job.loop.call_soon_threadsafe(_resolve, job.future, outcome)
+                return False
+            return True
 
 
 def _resolve(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:

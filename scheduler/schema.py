@@ -150,12 +150,11 @@ def schema_for(annotation: Any, defs: dict[str, Any] | None = None) -> dict[str,
     if origin is typing.Literal:
         values = list(args)
         kinds = {type(v) for v in values}
-        schema: dict[str, Any] = {"enum": values}
         if len(kinds) == 1 and next(iter(kinds)) in simple:
-            schema = {"type": simple[next(iter(kinds))], "enum": values}
-        return schema
+            return {"type": simple[next(iter(kinds))], "enum": values}
+        return {"enum": values}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return schema_for(typing.Literal[tuple(m.value for m in annotation)])  # type: ignore[misc]
+        return schema_for(typing.Literal[tuple(m.value for m in annotation)])
     if origin in (typing.Union, types.UnionType):
         members = [schema_for(a, defs) for a in args]
         plain = [m.get("type") for m in members]

@@ -73,7 +73,7 @@ def _value_text(value: Any) -> str:
             part.get("text", "") if isinstance(part, dict) else str(part) for part in value
         )
     if isinstance(value, dict) and "name" in value:  # legacy function_call
-        return value.get("name", "") + (value.get("arguments") or "")
+        return str(value.get("name", "")) + str(value.get("arguments") or "")
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 

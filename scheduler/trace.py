@@ -69,6 +69,8 @@ class Trace:
     ):
         self.clock = clock
         self.max_attribute_chars, self.redact = max_attribute_chars, redact
+        self.origin: float
+        self.start_unix_ns: int
         if parent is not None:  # a sub-agent's trace shares its caller's time origin and export
             self.clock, self.origin, self.start_unix_ns = (
                 parent.clock,

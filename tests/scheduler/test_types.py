@@ -119,3 +119,38 @@ def test_scheduler_modules_import_each_other_in_one_direction():
         visit(name)
     assert graph["scheduler.types"] <= {"scheduler.errors", "scheduler.trace"}
     assert graph["scheduler.errors"] == set() and graph["scheduler.trace"] <= {"scheduler.errors"}
+
+
+# -- hooks are registered through typed overloads (mypy checks a hook against its event) ---
+
+HOOK_USE = """\
+from scheduler import LightweightAgent, Veto
+
+
+def wire(agent: LightweightAgent) -> None:
+    agent.on("before_tool", lambda *, state, call, arguments: Veto("no")).on(
+        "after_step", lambda *, state, step: None
+    )
+    agent.on("before_tool", lambda *, state, step: None)
+"""
+
+
+def test_hook_registration_is_typed_per_event(tmp_path, monkeypatch):
+    from mypy import api
+
+    monkeypatch.setenv("MYPYPATH", str(PACKAGE.parent))  # find `scheduler` from anywhere
+    snippet = tmp_path / "wire_hooks.py"
+    snippet.write_text(HOOK_USE)
+    out, err, status = api.run(
+        [
+            str(snippet),
+            "--strict",
+            "--no-error-summary",
+            "--hide-error-context",
+            "--config-file=",
+            f"--cache-dir={PACKAGE.parent / '.mypy_cache'}",
+        ]
+    )
+    errors = [line.split(":", 1)[1] for line in out.splitlines() if ": error:" in line]
+    assert (status, err, len(errors)) == (1, "", 1), out
+    assert errors[0].startswith('8: error: No overload variant of "on" of "HookRegistry"')
