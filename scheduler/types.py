@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from scheduler.errors import HookError, SchedulerError, ToolError
-    from scheduler.trace import Trace
+    from scheduler.trace import Span, Trace
 
 Message = dict[str, Any]
 
@@ -89,6 +89,15 @@ class RetryInfo:
     error: str  # what went wrong, e.g. "HTTP 429: rate limited"
     status_code: int | None = None
     retry_after_s: float | None = None  # what the server asked for, if it did
+
+    def attributes(self) -> dict[str, Any]:
+        """The trace event's attributes."""
+        return {
+            "attempt": self.attempt,
+            "delay_s": self.delay_s,
+            "error": self.error,
+            "status_code": self.status_code,
+        }
 
 
 OnRetry = Callable[[RetryInfo], None]
@@ -321,3 +330,38 @@ class Rewrite:
 
 
 ToolDecision = Veto | Rewrite
+
+
+# -- the loop's decision: what happens next ---------------------------------------------
+
+
+@dataclass(slots=True)
+class RunAgain:
+    """Tool results are in: call the LLM again."""
+
+
+@dataclass(slots=True)
+class Finished:
+    content: str | None
+    reason: TerminationReason = TerminationReason.STOP
+
+
+@dataclass(slots=True)
+class Aborted:
+    reason: TerminationReason
+    error: SchedulerError | None = None
+
+
+@dataclass(slots=True)
+class Failed:
+    reason: TerminationReason
+    error: SchedulerError
+
+
+@dataclass(slots=True)
+class HandedOff:
+    agent: Any  # the AgentLoop taking over (typed loosely: this module imports nothing of it)
+    span: Span  # the handoff tool call's span: the next agent's trace nests under it
+
+
+NextStep = RunAgain | Finished | Aborted | Failed | HandedOff

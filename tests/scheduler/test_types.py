@@ -154,3 +154,28 @@ def test_hook_registration_is_typed_per_event(tmp_path, monkeypatch):
     errors = [line.split(":", 1)[1] for line in out.splitlines() if ": error:" in line]
     assert (status, err, len(errors)) == (1, "", 1), out
     assert errors[0].startswith('8: error: No overload variant of "on" of "HookRegistry"')
+
+
+def _lines_of_code(path: Path) -> int:
+    """Lines that are not blank, comments or docstrings."""
+    tree = ast.parse(path.read_text())
+    docs: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            docs.update(range(body[0].lineno, body[0].end_lineno + 1))
+    return sum(
+        1
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if line.strip() and not line.strip().startswith("#") and number not in docs
+    )
+
+
+def test_the_core_loop_stays_under_500_lines_of_code():
+    assert _lines_of_code(PACKAGE / "loop.py") < 500
