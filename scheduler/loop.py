@@ -21,6 +21,7 @@ from typing import Any, assert_never
 
 from scheduler.config import AgentConfig
 from scheduler.errors import (
+    ConfigError,
     HookError,
     LimitExceeded,
     LLMError,
@@ -109,6 +110,8 @@ class AgentLoop:
         task = asyncio.current_task()
         if parent is None:
             handle = handle or RunHandle()
+            if handle.state is not None:
+                raise ConfigError(f"{handle!r} already served a run: use one RunHandle per run")
             handle.task = task
             scope = RequestScope(budget or self.config.budget, handle)
         else:
@@ -155,8 +158,7 @@ class AgentLoop:
                 except HookError as exc:
                     decision = Failed(TerminationReason.HOOK_ERROR, exc)
                 except asyncio.CancelledError:
-                    requested = state.cancel_requested and task is not None
-                    if not (requested and task is not None and task.uncancel() == 0):
+                    if not (state.cancel_requested and task is not None and task.uncancel() == 0):
                         await self._end(
                             state, AgentStatus.ABORTED, TerminationReason.CANCELLED, None, None
                         )

@@ -10,6 +10,7 @@ from scheduler import (
     AgentConfig,
     AgentStatus,
     BreakerState,
+    ConfigError,
     LightweightAgent,
     RunFinished,
     RunHandle,
@@ -76,6 +77,8 @@ async def test_p10_a_handle_cancels_its_own_run_only(llm):
         (),
     )
     assert a.cancel() is False  # already over
+    with pytest.raises(ConfigError, match="use one RunHandle per run"):
+        await agent.run(ask("wait", who="b"), handle=a)
 
 
 async def test_p10_stream_takes_a_handle_too(llm):
