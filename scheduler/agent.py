@@ -66,7 +66,7 @@ class LightweightAgent(AgentLoop, HookRegistry):
         self._schemas = None
         self._counter = False
         self._active = {}
-        self._last = None
+        self._last, self._last_status = None, AgentStatus.IDLE
         if memory is None and config.memory:
             limit = config.memory_max_tokens or (
                 config.token_budget // 2 if config.token_budget else None
@@ -112,7 +112,7 @@ class LightweightAgent(AgentLoop, HookRegistry):
     def status(self) -> AgentStatus:
         """The status of the run started last (IDLE before any). With several runs at once
         it says nothing about the others: ask their ``RunHandle`` instead."""
-        return self._last.status if self._last is not None else AgentStatus.IDLE
+        return self._last.status if self._last is not None else self._last_status
 
     @property
     def runs(self) -> tuple[RunHandle, ...]:
@@ -203,9 +203,7 @@ class LightweightAgent(AgentLoop, HookRegistry):
                 user_input, messages, system_prompt, context, handle=handle, budget=budget
             )
         finally:
-            state = handle.state
-            agents = state.scope.agents if state is not None and state.scope else [self]
-            for llm in {id(a.llm): a.llm for a in agents}.values():
+            for llm in {id(a.llm): a.llm for a in (*handle.agents, self)}.values():
                 await _aclose(llm)
 
     async def stream(

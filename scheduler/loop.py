@@ -90,7 +90,8 @@ class AgentLoop:
     _schemas: list[dict[str, Any]] | None
     _counter: AgentCounter | bool | None  # False: not built yet
     _active: dict[RunHandle, None]  # top-level runs in progress (ordered)
-    _last: RunState | None
+    _last: RunState | None  # the run started last, while it goes on
+    _last_status: AgentStatus  # ... and its status once it ended
 
     async def _run(
         self,
@@ -110,7 +111,7 @@ class AgentLoop:
         task = asyncio.current_task()
         if parent is None:
             handle = handle or RunHandle()
-            if handle.state is not None:
+            if handle.state is not None or handle.result is not None:
                 raise ConfigError(f"{handle!r} already served a run: use one RunHandle per run")
             handle.task = task
             scope = RequestScope(budget or self.config.budget, handle)
@@ -132,9 +133,12 @@ class AgentLoop:
         try:
             return await self._loop(state, scope, task)
         finally:
+            if self._last is state:  # keep its status, not the run (no data outlives it)
+                self._last, self._last_status = None, state.status
             if parent is None:
                 scope.disarm_timer()
                 self._active.pop(scope.handle, None)
+                scope.handle.finish(scope)
 
     async def _loop(
         self, state: RunState, scope: RequestScope, task: asyncio.Task[Any] | None

@@ -77,13 +77,14 @@ class RunHandle:
         result = await agent.run(question, handle=handle)   # elsewhere: handle.cancel()
     """
 
-    __slots__ = ("_cancel_reason", "id", "result", "state", "task")
+    __slots__ = ("_cancel_reason", "agents", "id", "result", "state", "task")
 
     def __init__(self, run_id: str | None = None):
         self.id = run_id or os.urandom(8).hex()
-        self.state: RunState | None = None  # set when the run starts
-        self.task: asyncio.Task[Any] | None = None
+        self.state: RunState | None = None  # while the run goes on (dropped at its end)
+        self.task: asyncio.Task[Any] | None = None  # ditto
         self.result: RunResult | None = None
+        self.agents: tuple[Any, ...] = ()  # at the end: every agent that took part
         self._cancel_reason = TerminationReason.CANCELLED
 
     def __repr__(self) -> str:
@@ -91,7 +92,15 @@ class RunHandle:
 
     @property
     def status(self) -> AgentStatus:
+        if self.result is not None:
+            return self.result.status
         return AgentStatus.IDLE if self.state is None else self.state.status
+
+    def finish(self, scope: RequestScope) -> None:
+        """The run is over: keep its result, drop the live state (no reference cycle keeps
+        a finished run's messages and trace alive for the garbage collector to find)."""
+        self.agents = tuple(scope.agents)
+        self.state = self.task = None
 
     @property
     def done(self) -> bool:
@@ -101,7 +110,7 @@ class RunHandle:
         """End the run ABORTED with ``reason`` (a normal RunResult, not an exception).
         False if it already ended or has not started."""
         state = self.state
-        if state is None or self.result is not None or state.status in TERMINAL:
+        if state is None or state.status in TERMINAL:
             return False
         self._cancel_reason = reason
         state.cancel_requested = True

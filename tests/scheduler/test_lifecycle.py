@@ -159,3 +159,25 @@ async def test_p9_a_hung_sync_tool_cannot_take_every_worker(llm):
         assert (result.steps[0].tool_results[0].status, result.content) == ("ok", "done: fine")
     finally:
         release.set()
+
+
+async def test_a_finished_run_is_freed_without_the_cycle_collector(llm):
+    from scheduler import RunState, Span, StepRecord
+
+    agent = LightweightAgent(llm.client(), AgentConfig(token_budget=None), tools=[echo])
+    assert (await agent.run(ask("echo", text="warm"))).ok
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for i in range(5):
+            assert (await agent.run(ask("echo", text=f"run {i}"))).ok
+        gc.collect()
+        kinds = {
+            type(o).__name__ for o in gc.garbage if isinstance(o, Span | StepRecord | RunState)
+        }
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert kinds == set()  # runs are freed by reference counting as soon as they are dropped
