@@ -34,6 +34,7 @@ from .faults import (
     status,
     stream,
     text_chunks,
+    tool_call,
     tool_chunks,
 )
 
@@ -249,3 +250,24 @@ def test_faults_module_is_loud():
     script = LLMScript()
     with pytest.raises(AssertionError, match="no scripted response"):
         asyncio.run(script.client().complete([{"role": "user", "content": "q"}]))
+
+
+async def test_p2_tool_calls_cut_by_the_output_limit_are_not_executed(script_factory):
+    calls = []
+    spec = ToolSpec(
+        "lookup",
+        "Look an order up.",
+        {"type": "object", "properties": {"order_id": {"type": "string"}}},
+        lambda order_id="A1": calls.append(order_id) or "found",
+    )
+    cut = tool_call("lookup", {})
+    body = cut.json()
+    body["choices"][0]["finish_reason"] = "length"
+    script = script_factory(httpx.Response(200, json=body))
+    result = await agent_over(script, tools=[spec]).run("q")
+    assert (result.status, result.reason, calls, len(script.requests)) == (
+        S.COMPLETED,
+        R.LENGTH,
+        [],
+        1,
+    )
