@@ -21,6 +21,7 @@ install: $(STAMP)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: install lint
 	$(BIN)/python -m pytest

@@ -2,7 +2,10 @@
 in-process mock, zero latency, in the same process and on the same event loop.
 
 The scheduler runs with every production feature on: trace, a registered hook, circuit
-breakers, the repeated-call guard, the exact (tiktoken) token budget, timeouts.
+breakers, the bulkhead, the repeated-call guard, the request budget, the token budget (its
+default ``bounded`` check: tokenized only when the request's size does not prove it fits),
+timeouts and the LLM deadline. The interleaved run also measures ``token_counting="exact"``
+(every request tokenized, nothing cached across runs) to show what exact counting costs.
 
     .venv/bin/pytest benchmarks/test_bench_scheduler.py --benchmark-enable
     .venv/bin/python benchmarks/test_bench_scheduler.py     # interleaved rounds + the ratio
@@ -93,8 +96,8 @@ class Bare:
                 )
 
 
-def make_agent(scenario: Scenario, client: httpx.AsyncClient) -> LightweightAgent:
-    """The scheduler with every feature on (trace, hook, breaker, loop guard, exact budget)."""
+def make_agent(scenario: Scenario, client: httpx.AsyncClient, **overrides: Any) -> LightweightAgent:
+    """The scheduler with every feature on (trace, hook, breaker, loop guard, budgets)."""
     llm = OpenAIChatClient(base_url=BASE_URL, model=f"scenario/{scenario.name}", http_client=client)
     config = AgentConfig(
         name="support",
@@ -105,6 +108,7 @@ def make_agent(scenario: Scenario, client: httpx.AsyncClient) -> LightweightAgen
         breaker_threshold=scenario.limits.breaker_threshold,
         tool_timeout=scenario.limits.tool_timeout_s,
         llm_timeout=scenario.limits.llm_timeout_s,
+        **overrides,
     )
     handlers = _handlers(scenario)
     tools = [
@@ -166,7 +170,12 @@ def interleaved(rounds: int = 30, runs: int = 100) -> dict[str, float]:
     scenario = _scenario()
     client = mock_async_client(MockLLM({scenario.name: scenario}, record=False))
     bare, agent = Bare(scenario, client), make_agent(scenario, client)
-    contenders = {"bare": bare.run, "scheduler": lambda: agent.run(scenario.user)}
+    exact = make_agent(scenario, client, token_counting="exact")
+    contenders = {
+        "bare": bare.run,
+        "scheduler": lambda: agent.run(scenario.user),
+        "scheduler_exact": lambda: exact.run(scenario.user),
+    }
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(3):  # warm-up
         for run in contenders.values():
@@ -180,6 +189,7 @@ def interleaved(rounds: int = 30, runs: int = 100) -> dict[str, float]:
     loop.close()
     out = {f"{name}_median_ms": statistics.median(values) for name, values in samples.items()}
     out["ratio"] = out["scheduler_median_ms"] / out["bare_median_ms"]
+    out["ratio_exact"] = out["scheduler_exact_median_ms"] / out["bare_median_ms"]
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import types
 from collections.abc import Coroutine, Generator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -29,7 +29,7 @@ async def with_timeout(coro: Coroutine[Any, Any, T], timeout: float | None) -> T
     try:
         first = coro.send(None)
     except StopIteration as done:  # finished without suspending: no timer needed
-        return done.value
+        return cast(T, done.value)
     deadline = asyncio.timeout(timeout)
     try:
         async with deadline:
@@ -53,9 +53,66 @@ def _resume(coro: Coroutine[Any, Any, T], yielded: Any) -> Generator[Any, Any, T
             try:
                 yielded = coro.throw(exc)
             except StopIteration as done:
-                return done.value
+                return cast(T, done.value)
         else:
             try:
                 yielded = coro.send(sent)
             except StopIteration as done:
-                return done.value
+                return cast(T, done.value)
+
+
+class Watchdog:
+    """Cut a stream that goes silent for ``idle`` seconds or runs past ``ends`` (loop time).
+
+    ``touch()`` on every chunk only stores the time; the one timer is re-armed when it fires
+    early, so a stream costs one timer per ``idle`` period, not one per chunk. Cancelling goes
+    through ``asyncio.Timeout.reschedule`` so cancellation semantics stay asyncio's own::
+
+        watchdog = Watchdog(idle, ends)
+        async with asyncio.timeout(None) as timeout:
+            watchdog.start(timeout)
+            ...  # watchdog.touch() on progress
+        # TimeoutError; watchdog.fired is "idle" or "deadline"
+    """
+
+    __slots__ = ("_handle", "_loop", "_timeout", "ends", "fired", "idle", "last")
+
+    def __init__(self, idle: float | None, ends: float | None):
+        self._loop = asyncio.get_running_loop()
+        self.idle, self.ends = idle, ends
+        self.last = self._loop.time()
+        self.fired: str | None = None
+        self._timeout: asyncio.Timeout | None = None
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self, timeout: asyncio.Timeout) -> None:
+        self._timeout = timeout
+        self._arm()
+
+    def touch(self) -> None:
+        self.last = self._loop.time()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _arm(self) -> None:
+        due = self.last + self.idle if self.idle is not None else None
+        if self.ends is not None:
+            due = self.ends if due is None else min(due, self.ends)
+        if due is not None:
+            self._handle = self._loop.call_at(due, self._check)
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        if self.ends is not None and now >= self.ends:
+            self.fired = "deadline"
+        elif self.idle is not None and now - self.last >= self.idle:
+            self.fired = "idle"
+        else:
+            self._arm()
+            return
+        self._handle = None
+        if self._timeout is not None:
+            self._timeout.reschedule(now)  # asyncio cancels the task and raises TimeoutError

@@ -4,6 +4,12 @@
     OPEN --(cooldown_s elapsed, next allow())--> HALF_OPEN
     HALF_OPEN --(trial call succeeds)--> CLOSED      (failure count reset)
     HALF_OPEN --(trial call fails)--> OPEN           (cooldown restarts)
+    HALF_OPEN --(trial ends with no verdict: release())--> HALF_OPEN, next trial allowed
+
+Every ``allow()`` that returned True is answered by exactly one of ``record_success()``,
+``record_failure()`` or ``release()`` — the last for a call that says nothing about the
+dependency (cancelled by a disconnecting client, or refused for the caller's own input), so
+that a cancelled trial never leaves the breaker half-open and refusing forever.
 
 The sketch this replaces tested ``open`` the wrong way round and never reset its count on
 success; here a success in CLOSED resets the consecutive-failure count and a success in
@@ -87,6 +93,11 @@ class CircuitBreaker:
             self._trials += 1
             return True
         return False
+
+    def release(self) -> None:
+        """An allowed call ended without a verdict: free its half-open trial slot."""
+        if self._state is BreakerState.HALF_OPEN and self._trials > 0:
+            self._trials -= 1
 
     def record_success(self) -> None:
         self.failures = 0

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scheduler.errors import ConfigError
+from scheduler.types import Budget
+
+Redact = Callable[[str, Any], Any]  # (attribute key, value) -> the value to export
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,13 +28,21 @@ class AgentConfig:
     max_steps: int | None = 15  # LLM steps; then ABORTED, reason max_steps
     token_budget: int | None = 12_000  # input tokens of any one request (exact count)
     max_total_tokens: int | None = None  # input + output tokens over the run (server usage)
-    token_counting: Literal["exact", "server"] = "exact"  # exact: tiktoken, incremental
+    # how token_budget is checked: "bounded" tokenizes (tiktoken) only when the request's
+    # UTF-8 size does not already prove it fits; "exact" counts every request; "server"
+    # trusts the server's usage only (no tokenizer)
+    token_counting: Literal["bounded", "exact", "server"] = "bounded"
     max_same_tool_calls: int | None = 2  # same tool + same arguments executed at most N times
     max_blocked_calls: int | None = 2  # repeated calls refused before ABORTED (repeated_calls)
 
+    # the whole request (this agent, its handoffs, the agents it runs as tools): the Budget
+    # of a request this agent is asked first; run(..., budget=) overrides it per request
+    budget: Budget = field(default_factory=Budget)
+
     # time
     tool_timeout: float | None = 30.0  # per call, unless the ToolSpec sets its own
-    llm_timeout: float | None = 20.0  # per attempt; None: the client's timeout
+    llm_timeout: float | None = 20.0  # per attempt: a plain answer; a stream's start and idle gaps
+    llm_deadline: float | None = 300.0  # per LLM call, retries and backoff included
 
     # tools
     parallel_tool_calls: bool = True  # run the calls of one answer concurrently
@@ -47,6 +58,8 @@ class AgentConfig:
     memory_max_tokens: int | None = None  # default: half the token_budget
     trace_last_messages: int | None = None  # messages kept on each chat span (None: all)
     trace_clock: Callable[[], float] = time.perf_counter
+    trace_max_attribute_chars: int | None = 16_384  # per attribute when exported (None: all)
+    trace_redact: Redact | None = None  # applied to every attribute rendered or exported
 
     def __post_init__(self) -> None:
         positive = (
@@ -67,15 +80,18 @@ class AgentConfig:
             raise ConfigError(
                 f"AgentConfig.max_blocked_calls must be >= 0 or None, not {self.max_blocked_calls!r}"
             )
-        for name in ("tool_timeout", "llm_timeout"):
+        if self.trace_max_attribute_chars is not None and self.trace_max_attribute_chars < 64:
+            raise ConfigError("AgentConfig.trace_max_attribute_chars must be >= 64 or None")
+        for name in ("tool_timeout", "llm_timeout", "llm_deadline"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ConfigError(f"AgentConfig.{name} must be > 0 or None, not {value!r}")
         if self.breaker_cooldown_s < 0:
             raise ConfigError("AgentConfig.breaker_cooldown_s must be >= 0")
-        if self.token_counting not in ("exact", "server"):
+        if self.token_counting not in ("bounded", "exact", "server"):
             raise ConfigError(
-                f"AgentConfig.token_counting must be 'exact' or 'server', not {self.token_counting!r}"
+                "AgentConfig.token_counting must be 'bounded', 'exact' or 'server', "
+                f"not {self.token_counting!r}"
             )
 
     def request_params(self) -> dict[str, Any]:

@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scheduler.executor import ToolResult
-    from scheduler.state import AgentStatus, RunResult, StepRecord
+    from scheduler.errors import LLMError
+    from scheduler.types import AgentStatus, RunResult, StepRecord, ToolResult
 
 
 @dataclass(slots=True)
 class RunStarted:
     agent: str
     at_s: float  # seconds since the run started (0.0 here)
+    run_id: str = ""  # the run's handle id (``RunHandle.id``)
 
 
 @dataclass(slots=True)
@@ -33,6 +34,18 @@ class ContentDelta:
 
     text: str
     step: int
+    at_s: float
+
+
+@dataclass(slots=True)
+class StreamInterrupted:
+    """The answer being streamed broke after ``delivered_chars`` characters had been sent as
+    ContentDelta: what the consumer has is incomplete and will not be continued or replaced
+    (never a splice of two answers). The run then fails (RunFinished follows)."""
+
+    step: int
+    error: LLMError
+    delivered_chars: int
     at_s: float
 
 
@@ -68,6 +81,7 @@ AgentEvent = (
     RunStarted
     | StatusChanged
     | ContentDelta
+    | StreamInterrupted
     | ToolCallStarted
     | ToolCallFinished
     | StepFinished
@@ -84,6 +98,8 @@ def format_event(event: AgentEvent) -> str:
             return f"[{event.at_s:7.3f}s] {old.value} -> {new.value}"
         case ContentDelta(text=text):
             return f"[{event.at_s:7.3f}s] delta {text!r}"
+        case StreamInterrupted(delivered_chars=chars, error=error):
+            return f"[{event.at_s:7.3f}s] stream interrupted after {chars} characters: {error}"
         case ToolCallStarted(name=name, arguments=arguments):
             return f"[{event.at_s:7.3f}s] tool {name} {arguments}"
         case ToolCallFinished(result=result):

@@ -3,28 +3,28 @@ timeouts, threads for sync handlers, and parallel calls whose results keep the L
 
 A call goes through two phases. *Prepare*, one call after the other (cheap, and the
 approver is never asked two questions at once): look the tool up, check the arguments,
-``before_tool`` hooks (veto / rewrite), the repeated-call guard, confirmation, the breaker.
-*Execute*, concurrently for the calls that got through: run the handler under its timeout.
-Every failure becomes a ``ToolResult`` whose content starts with ``Error:`` — the LLM reads
-it and the run goes on.
+``before_tool`` hooks (veto / rewrite), the repeated-call guard, confirmation. *Execute*,
+concurrently for the calls that got through: the breaker, then the handler under its
+timeout. Every failure becomes a ``ToolResult`` whose content starts with ``Error:`` — the
+LLM reads it and the run goes on.
 
-Sync handlers run on daemon worker threads (``ThreadRunner``). Python cannot kill a thread:
-when a sync handler overruns its timeout the agent stops waiting and tells the LLM, but the
-thread runs on until the function returns. It keeps its worker busy (``stuck`` counts them;
-at ``max_workers`` stuck threads new sync calls wait in the queue and time out), and being a
-daemon it does not keep the process alive at exit. Async handlers are cancelled for real.
+Breakers count *dependency* failures only: exceptions and timeouts. A ``ToolInputError``
+(the caller's mistake) and a cancelled call count for nothing, and a half-open trial that
+ends either way lets the next trial through. What the LLM reads of an exception is its type
+(``tool 'x' failed: KeyError``) unless the tool sets ``expose_errors``; the full text stays
+on the result and in the trace.
+
+Sync handlers run on the shared worker threads of ``scheduler.pool`` (see there for what a
+hung thread means and for the per-tool bulkhead). Async handlers are cancelled for real.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import json
-import queue
-import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,120 +36,39 @@ from scheduler.errors import (
     RepeatedToolCall,
     ToolError,
     ToolExecutionError,
+    ToolInputError,
     ToolNotFound,
     ToolTimeout,
     ToolVetoed,
+    safe_str,
 )
 from scheduler.events import StatusChanged, ToolCallFinished, ToolCallStarted
-from scheduler.hooks import Hooks, Rewrite, Veto
-from scheduler.state import AgentStatus
+from scheduler.hooks import Hooks
+from scheduler.pool import ToolRaised, ToolThreadPool, default_pool
 from scheduler.tools import NO_TIMEOUT, ToolContext, ToolSpec, to_content
 from scheduler.trace import TOOL, Span
+from scheduler.types import (
+    AgentStatus,
+    Approval,
+    Approver,
+    Handoff,
+    Rewrite,
+    ToolCall,
+    ToolResult,
+    Veto,
+)
 
 if TYPE_CHECKING:
-    from scheduler.models import ToolCall
     from scheduler.state import RunState
 
-
-@dataclass(slots=True)
-class Approval:
-    """An approver's answer with a reason (a plain bool works too)."""
-
-    approved: bool
-    reason: str = ""
-
-
-Approver = Callable[..., "bool | Approval | Awaitable[bool | Approval]"]
-
-
-@dataclass(slots=True)
-class Handoff:
-    """Returned by a handoff tool's handler: pass control of the run to ``agent``."""
-
-    agent: Any  # LightweightAgent (typed loosely to keep imports one-way)
-
-
-@dataclass(slots=True, eq=False)
-class ToolResult:
-    """The outcome of one tool call, in the order the LLM asked for them."""
-
-    call_id: str
-    name: str
-    arguments: dict[str, Any] | None  # the checked arguments used; None if they never parsed
-    content: str  # what the LLM reads in the tool message
-    status: str = "ok"  # ok | error | timeout | not_found | invalid_arguments | circuit_open
-    #                     | blocked | vetoed | denied
-    error: ToolError | None = None
-    value: Any = None  # the handler's return value, before serialisation
-    duration_s: float = 0.0
-    handoff: Handoff | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def to_message(self) -> dict[str, Any]:
-        return {"role": "tool", "tool_call_id": self.call_id, "content": self.content}
-
-
-class ThreadRunner:
-    """Daemon worker threads for sync handlers (threads are reused, grown on demand)."""
-
-    def __init__(self, max_workers: int = 32):
-        self.max_workers = max_workers
-        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads = 0
-        self._idle = 0
-        self.abandoned = 0  # calls given up on (timeout, cancellation)
-        self.abandoned_returned = 0  # ... whose thread has since returned
-
-    @property
-    def stuck(self) -> int:
-        """Threads still running a call nobody waits for any more."""
-        return self.abandoned - self.abandoned_returned
-
-    def submit(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self._jobs.put((fn, kwargs, loop, future))
-        with self._lock:
-            if self._idle > 0:
-                self._idle -= 1  # an idle worker will take it
-            elif self._threads < self.max_workers:
-                self._threads += 1
-                threading.Thread(
-                    target=self._work, name=f"scheduler-tool-{self._threads}", daemon=True
-                ).start()
-            # else: every worker is busy (or stuck); the job waits in the queue
-        return future
-
-    def _work(self) -> None:
-        while True:
-            fn, kwargs, loop, future = self._jobs.get()
-            try:
-                outcome = (True, fn(**kwargs))
-            except BaseException as exc:  # handed to the waiting coroutine
-                outcome = (False, exc)
-            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting
-                loop.call_soon_threadsafe(self._resolve, future, outcome)
-            with self._lock:
-                self._idle += 1
-
-    def _resolve(self, future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
-        if future.cancelled():
-            self.abandoned_returned += 1
-        elif outcome[0]:
-            future.set_result(outcome[1])
-        else:
-            future.set_exception(outcome[1])
+__all__ = ["Approval", "Approver", "Handoff", "ToolExecutor", "ToolResult"]
 
 
 @dataclass(slots=True, eq=False)
 class _Ready:
-    spec: ToolSpec
+    spec: ToolSpec | None  # None: the LLM named an unknown tool (then never executed)
     call: ToolCall
-    args: dict[str, Any]
+    args: dict[str, Any] | None  # None: the arguments never parsed
     span: Span
     result: ToolResult | None = None
     started: float = field(default=0.0)
@@ -169,6 +88,12 @@ async def _wait(future: asyncio.Future[Any]) -> Any:
     return await future
 
 
+def _cancelling() -> bool:
+    """Is the current task being cancelled (as opposed to a tool raising CancelledError)?"""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 class ToolExecutor:
     """Runs the tool calls of one LLM answer for an agent (tools, breakers and threads are
     the agent's, shared by its runs)."""
@@ -185,7 +110,7 @@ class ToolExecutor:
         breaker_cooldown_s: float,
         clock: Callable[[], float] = time.monotonic,
         approver: Approver | None = None,
-        threads: ThreadRunner | None = None,
+        threads: ToolThreadPool | None = None,
     ):
         self.tools = tools
         self.hooks = hooks
@@ -196,7 +121,7 @@ class ToolExecutor:
         self.breaker_cooldown_s = breaker_cooldown_s
         self.clock = clock
         self.approver = approver
-        self.threads = threads or ThreadRunner()
+        self.threads = threads or default_pool()
         self.breakers: dict[str, CircuitBreaker] = {}
 
     def breaker(self, name: str) -> CircuitBreaker | None:
@@ -266,11 +191,9 @@ class ToolExecutor:
                 state.call_counts[key] = count + 1
             if spec.require_confirmation:
                 await self._confirm(state, call, args, span)
-            breaker = self.breaker(call.name)
-            if breaker is not None and not breaker.allow():
-                raise CircuitOpen(call.name, breaker.failures, breaker.retry_in())
         except ToolError as error:
-            return await self._finish(state, call, span, args, started, None, error)
+            failed = _Ready(spec, call, args, span, None, started)
+            return await self._finish(state, failed, None, error)
         return _Ready(spec, call, args, span, None, started)
 
     async def _confirm(
@@ -288,7 +211,9 @@ class ToolExecutor:
                     if inspect.isawaitable(answer):
                         answer = await answer
                 except Exception as exc:  # a broken approver must not approve
-                    answer = Approval(False, f"the approver failed: {type(exc).__name__}: {exc}")
+                    answer = Approval(
+                        False, f"the approver failed: {type(exc).__name__}: {safe_str(exc)}"
+                    )
         finally:
             self._move(state, AgentStatus.EXECUTING)
         approval = answer if isinstance(answer, Approval) else Approval(bool(answer), "")
@@ -306,55 +231,72 @@ class ToolExecutor:
 
     async def _execute(self, state: RunState, item: _Ready) -> None:
         spec, call = item.spec, item.call
+        assert spec is not None and item.args is not None  # only prepared calls get here
+        breaker = self.breaker(call.name)
+        if breaker is not None and not breaker.allow():
+            error: ToolError = CircuitOpen(call.name, breaker.failures, breaker.retry_in())
+            item.result = await self._finish(state, item, None, error)
+            return
         timeout = spec.timeout if spec.timeout is not None else self.tool_timeout
         if timeout == NO_TIMEOUT:
             timeout = None
         kwargs = item.args
         if spec.context_param is not None:
             kwargs = {**kwargs, spec.context_param: ToolContext(state, call, item.span)}
-        breaker = self.breaker(call.name)
         try:
             if spec.is_async:
                 value = await with_timeout(spec.handler(**kwargs), timeout)
-            elif spec.run_in_thread:
-                future = self.threads.submit(spec.handler, kwargs)
-                try:
-                    value = await with_timeout(_wait(future), timeout)
-                except BaseException:
-                    if future.cancelled():
-                        self.threads.abandoned += 1
-                    raise
             else:
-                value = spec.handler(**kwargs)
-                if inspect.isawaitable(value):
-                    value = await with_timeout(value, timeout)
+                value = await self._call_sync(spec, kwargs, timeout)
+        except ToolInputError as exc:  # the caller's mistake: not the dependency's
+            if breaker is not None:
+                breaker.release()
+            exc.tool_name = call.name
+            error = exc
+        except asyncio.CancelledError as exc:
+            if breaker is not None:
+                breaker.release()
+            if _cancelling():
+                raise  # the run is being cancelled
+            error = ToolExecutionError(call.name, exc)  # the tool raised it itself
         except Exception as exc:
             if breaker is not None:
                 breaker.record_failure()
-            timed_out = isinstance(exc, DeadlineExceeded) and timeout is not None
-            error = (
-                ToolTimeout(call.name, timeout) if timed_out else ToolExecutionError(call.name, exc)
-            )
-            item.result = await self._finish(
-                state, call, item.span, item.args, item.started, None, error
-            )
+            if isinstance(exc, DeadlineExceeded) and timeout is not None:
+                error = ToolTimeout(call.name, timeout)
+            else:
+                error = ToolExecutionError(call.name, exc.cause if type(exc) is ToolRaised else exc)
+        except BaseException:
+            if breaker is not None:
+                breaker.release()
+            raise
+        else:
+            if breaker is not None:
+                breaker.record_success()
+            item.result = await self._finish(state, item, value, None)
             return
-        if breaker is not None:
-            breaker.record_success()
-        item.result = await self._finish(
-            state, call, item.span, item.args, item.started, value, None
-        )
+        item.result = await self._finish(state, item, None, error)
+
+    async def _call_sync(
+        self, spec: ToolSpec, kwargs: dict[str, Any], timeout: float | None
+    ) -> Any:
+        """A sync handler's value: from a worker thread, or inline (``run_in_thread=False``)."""
+        if not spec.run_in_thread:
+            value = spec.handler(**kwargs)
+            if inspect.iscoroutine(value):
+                return await with_timeout(value, timeout)
+            return await value if inspect.isawaitable(value) else value
+        job = self.threads.submit(spec.handler, kwargs, spec, spec.max_concurrency)
+        try:
+            return await with_timeout(_wait(job.future), timeout)
+        except BaseException:
+            self.threads.abandon(job)
+            raise
 
     async def _finish(
-        self,
-        state: RunState,
-        call: ToolCall,
-        span: Span,
-        args: dict[str, Any] | None,
-        started: float,
-        value: Any,
-        error: ToolError | None,
+        self, state: RunState, item: _Ready, value: Any, error: ToolError | None
     ) -> ToolResult:
+        call, span, args = item.call, item.span, item.args
         if error is None:
             if type(value) is Handoff:
                 result = ToolResult(
@@ -369,7 +311,10 @@ class ToolExecutor:
                 result = ToolResult(call.id, call.name, args, to_content(value), value=value)
         else:
             state.usage.tool_errors += 1
-            result = ToolResult(call.id, call.name, args, f"Error: {error}", error.status, error)
+            expose = item.spec is not None and item.spec.expose_errors
+            result = ToolResult(
+                call.id, call.name, args, f"Error: {error.for_llm(expose)}", error.status, error
+            )
             span.attributes["error.type"] = type(error).__name__
             if self.hooks.on_error:
                 await self.hooks.fire("on_error", state, span, error=error)
@@ -377,7 +322,7 @@ class ToolExecutor:
             replaced = await self.hooks.fire("after_tool", state, span, result=result)
             if isinstance(replaced, str):
                 result.content = replaced
-        result.duration_s = time.perf_counter() - started
+        result.duration_s = time.perf_counter() - item.started
         span.attributes["gen_ai.tool.call.result"] = result.content
         span.attributes["scheduler.tool.status"] = result.status
         state.trace.end(span, error)

@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload
 
-from scheduler.errors import ConfigError, HookError
+from scheduler.errors import ConfigError, HookError, safe_str
+from scheduler.types import Rewrite, ToolDecision, Veto
 
 if TYPE_CHECKING:
     from scheduler.errors import SchedulerError
-    from scheduler.executor import ToolResult
-    from scheduler.models import ChatResponse, ToolCall
-    from scheduler.state import RunResult, RunState, StepRecord
+    from scheduler.state import RunState
     from scheduler.trace import Span
+    from scheduler.types import ChatResponse, RunResult, StepRecord, ToolCall, ToolResult
 
 HookEvent = Literal[
     "before_step",
@@ -48,22 +47,6 @@ HookEvent = Literal[
 EVENTS: tuple[str, ...] = HookEvent.__args__  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True)
-class Veto:
-    """Returned by a before_tool hook: do not run the call; the LLM is told ``reason``."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rewrite:
-    """Returned by a before_tool hook: run the call with these arguments instead
-    (they are validated against the tool's schema again)."""
-
-    arguments: dict[str, Any]
-
-
-ToolDecision = Veto | Rewrite
 _R = Awaitable[None] | None
 
 
@@ -116,10 +99,21 @@ Hook = (
 )
 
 
+_Entry = tuple[Callable[..., Any], bool, str]  # (hook, is a coroutine function, its name)
+
+
 class Hooks:
     """The registered hooks, one list per event (empty lists cost one attribute read)."""
 
     __slots__ = (*EVENTS, "raise_errors")
+    before_step: list[_Entry]
+    after_step: list[_Entry]
+    before_llm: list[_Entry]
+    after_llm: list[_Entry]
+    before_tool: list[_Entry]
+    after_tool: list[_Entry]
+    on_error: list[_Entry]
+    on_complete: list[_Entry]
 
     def __init__(self, raise_errors: bool = False):
         for event in EVENTS:
@@ -158,7 +152,7 @@ class Hooks:
                             "hook.event": event,
                             "hook.name": name,
                             "exception.type": type(exc).__name__,
-                            "exception.message": str(exc),
+                            "exception.message": safe_str(exc),
                         },
                     )
                 if self.raise_errors and event not in ("on_error", "on_complete"):
@@ -173,3 +167,31 @@ class Hooks:
                     kwargs["arguments"] = value.arguments
             outcome = value
         return outcome
+
+
+class HookRegistry:
+    """``on(event, hook)``, typed per event: ``on("before_tool", fn)`` checks ``fn`` against
+    ``BeforeTool`` (keyword arguments, what it may return). Chainable."""
+
+    hooks: Hooks
+
+    @overload
+    def on(self, event: Literal["before_step"], callback: BeforeStep) -> Self: ...
+    @overload
+    def on(self, event: Literal["after_step"], callback: AfterStep) -> Self: ...
+    @overload
+    def on(self, event: Literal["before_llm"], callback: BeforeLLM) -> Self: ...
+    @overload
+    def on(self, event: Literal["after_llm"], callback: AfterLLM) -> Self: ...
+    @overload
+    def on(self, event: Literal["before_tool"], callback: BeforeTool) -> Self: ...
+    @overload
+    def on(self, event: Literal["after_tool"], callback: AfterTool) -> Self: ...
+    @overload
+    def on(self, event: Literal["on_error"], callback: OnError) -> Self: ...
+    @overload
+    def on(self, event: Literal["on_complete"], callback: OnComplete) -> Self: ...
+    def on(self, event: HookEvent, callback: Hook) -> Self:
+        """Register a hook (see the table above for the events and their arguments)."""
+        self.hooks.add(event, callback)
+        return self

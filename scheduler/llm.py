@@ -1,11 +1,20 @@
 """An OpenAI-compatible chat client on httpx: plain and streamed calls, typed responses, retries.
 
-Retries (429, 5xx, timeouts, connection errors) happen here, inside one call: they never
-count as agent steps. The delay is the server's ``Retry-After`` (or ``retry-after-ms``) when
-it gives one within ``max_retry_after_s``, else exponential backoff with jitter.
+Retries (408/409/429/5xx, timeouts, dropped connections, bodies or streams that are broken
+or cut short) happen here, inside one call: they never count as agent steps. The delay is
+the server's ``Retry-After`` (or ``retry-after-ms``) when it gives one within
+``max_retry_after_s`` — a longer one fails the call at once, saying the wait — else
+exponential backoff with jitter.
 
-The timeout is a deadline for the whole call (``asyncio.timeout``), enforced even by
-transports that ignore httpx's per-phase timeouts (in-process mocks, slow trickling servers).
+Time has two knobs. ``timeout`` bounds one attempt: a plain answer must arrive within it, a
+streamed one must start within it and never go silent longer (an idle timeout between
+chunks, enforced by a watchdog even for transports that ignore httpx's read timeout).
+``deadline`` bounds the whole call, retries and backoff included.
+
+A streamed call is retried only while nothing has been passed to ``on_delta``: once text
+has reached a consumer, a failure raises ``LLMStreamInterrupted`` instead (a retry would
+repeat the text or splice two answers). A stream must end with a finish reason; one that
+does not is truncated. Every failure of the network or the server is an ``LLMError``.
 """
 
 from __future__ import annotations
@@ -19,17 +28,19 @@ from typing import Any
 
 import httpx
 
-from scheduler._timeout import with_timeout
+from scheduler._timeout import DeadlineExceeded, Watchdog, with_timeout
 from scheduler.errors import (
     LLMConnectionError,
     LLMError,
     LLMResponseError,
     LLMStatusError,
+    LLMStreamInterrupted,
     LLMTimeout,
 )
-from scheduler.models import ChatResponse, OnDelta, OnRetry, RetryInfo, TokenUsage, ToolCall
+from scheduler.types import ChatResponse, OnDelta, OnRetry, RetryInfo, TokenUsage, ToolCall
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+_PARSE_ERRORS = (ValueError, KeyError, IndexError, TypeError, AttributeError)
 
 
 class _Retryable(Exception):
@@ -41,11 +52,30 @@ class _Retryable(Exception):
         self.error, self.status, self.retry_after = error, status, retry_after
 
 
+def _transport_error(exc: Exception, timeout: float | None) -> _Retryable | LLMError:
+    """An exception of httpx (or of the socket under it) as the attempt's failure."""
+    if isinstance(exc, httpx.TimeoutException | TimeoutError):
+        return _Retryable(LLMTimeout(timeout))
+    if isinstance(exc, httpx.DecodingError):
+        return _Retryable(
+            LLMResponseError(f"the response body could not be decoded: DecodingError: {exc}")
+        )
+    if isinstance(exc, httpx.TooManyRedirects | httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return LLMConnectionError(f"{type(exc).__name__}: {exc}")
+    return _Retryable(LLMConnectionError(f"{type(exc).__name__}: {exc}"))
+
+
+_TRANSPORT_ERRORS = (httpx.HTTPError, httpx.InvalidURL, OSError)
+
+
 class OpenAIChatClient:
     """Calls ``POST {base_url}/chat/completions``; reuses one connection pool.
 
     ``http_client``: an ``httpx.AsyncClient`` to send through (connection pool, transport,
-    proxies...). When given, the caller owns it and this client never closes it.
+    proxies...). When given, the caller owns it and this client never closes it. Otherwise
+    the client makes its own (over ``transport`` if given) and ``aclose()`` closes it.
+    ``timeout``: one attempt (a plain answer; a stream's start and its idle gaps);
+    ``deadline``: the whole call, retries included (None: no overall limit).
     """
 
     def __init__(
@@ -56,6 +86,8 @@ class OpenAIChatClient:
         timeout: float | None = 60.0,
         http_client: httpx.AsyncClient | None = None,
         *,
+        deadline: float | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
         max_retries: int = 3,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
@@ -68,6 +100,7 @@ class OpenAIChatClient:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout = timeout
+        self.deadline = deadline
         self.max_retries = max_retries
         self.backoff_base_s, self.backoff_max_s, self.jitter = backoff_base_s, backoff_max_s, jitter
         self.max_retry_after_s = max_retry_after_s
@@ -76,6 +109,7 @@ class OpenAIChatClient:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._external = http_client
+        self._transport = transport
         self._own: httpx.AsyncClient | None = None
         self._own_loop: asyncio.AbstractEventLoop | None = None
         self._sleep, self._rng = sleep, rng
@@ -90,19 +124,22 @@ class OpenAIChatClient:
             return self._external
         loop = asyncio.get_running_loop()
         if self._own is None or self._own_loop is not loop:
-            # an AsyncClient's pool belongs to one event loop (run_sync makes a new one each time)
+            # an AsyncClient's pool belongs to one event loop; run_sync() closes the one it
+            # used (see LightweightAgent.run_sync), a long-lived loop keeps its pool
             self._own = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.timeout),
                 limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+                transport=self._transport,
             )
             self._own_loop = loop
         return self._own
 
     async def aclose(self) -> None:
-        """Close the connection pool this client created (never an injected one)."""
-        if self._own is not None:
-            await self._own.aclose()
-            self._own = None
+        """Close the connection pool this client created (never an injected one). The
+        client stays usable: the next call opens a new pool."""
+        own, self._own, self._own_loop = self._own, None, None
+        if own is not None:
+            await own.aclose()
 
     async def __aenter__(self) -> OpenAIChatClient:
         return self
@@ -136,11 +173,12 @@ class OpenAIChatClient:
         tools: list[dict[str, Any]] | None = None,
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
+        deadline: float | None = None,
         on_retry: OnRetry | None = None,
     ) -> ChatResponse:
         """One non-streamed chat completion (retried as configured)."""
         body = self._body(messages, tools, params, stream=False)
-        return await self._with_retries(self._attempt, body, timeout, on_retry, None)
+        return await self._with_retries(body, timeout, deadline, on_retry, None, stream=False)
 
     async def complete_streaming(
         self,
@@ -149,40 +187,43 @@ class OpenAIChatClient:
         tools: list[dict[str, Any]] | None = None,
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
+        deadline: float | None = None,
         on_retry: OnRetry | None = None,
         on_delta: OnDelta | None = None,
     ) -> ChatResponse:
         """One streamed chat completion: content deltas go to ``on_delta`` as they arrive;
         returns the accumulated answer (content, tool calls from fragments, usage, TTFT).
-        Retried only if it fails before the first delta."""
+        Retried only while nothing has been passed to ``on_delta``."""
         body = self._body(messages, tools, params, stream=True)
-        return await self._with_retries(self._attempt_stream, body, timeout, on_retry, on_delta)
+        return await self._with_retries(body, timeout, deadline, on_retry, on_delta, stream=True)
 
     async def _with_retries(
         self,
-        attempt_fn: Any,
         body: dict[str, Any],
         timeout: float | None,
+        deadline: float | None,
         on_retry: OnRetry | None,
         on_delta: OnDelta | None,
+        *,
+        stream: bool,
     ) -> ChatResponse:
         timeout = self.timeout if timeout is None else timeout
+        deadline = self.deadline if deadline is None else deadline
+        loop = asyncio.get_running_loop()
+        ends = None if deadline is None else loop.time() + deadline
         attempt = 0
         while True:
             attempt += 1
             try:
-                response = await with_timeout(attempt_fn(body, on_delta), timeout)
+                if stream:
+                    response = await self._attempt_stream(body, timeout, ends, deadline, on_delta)
+                else:
+                    response = await self._attempt(body, timeout, ends, deadline)
             except _Retryable as failed:
                 retry = failed
             except LLMError as exc:
                 exc.attempts = attempt
                 raise
-            except (TimeoutError, httpx.TimeoutException):
-                retry = _Retryable(LLMTimeout(timeout, attempts=attempt))
-            except httpx.TransportError as exc:
-                retry = _Retryable(
-                    LLMConnectionError(f"{type(exc).__name__}: {exc}", attempts=attempt)
-                )
             else:
                 response.attempts = attempt
                 return response
@@ -190,7 +231,17 @@ class OpenAIChatClient:
             error.attempts = attempt
             if attempt > self.max_retries:
                 raise error
-            delay = self._delay(attempt, retry.retry_after)
+            wait = retry.retry_after
+            if wait is not None and wait > self.max_retry_after_s:
+                error.note = (
+                    f"the server asked to retry after {wait:g}s, more than "
+                    f"max_retry_after_s={self.max_retry_after_s:g}: not retried"
+                )
+                raise error
+            delay = self._delay(attempt, wait)
+            if ends is not None and loop.time() + delay >= ends:
+                error.note = f"no time left for a retry within the deadline of {deadline:g}s"
+                raise error
             if on_retry is not None:
                 on_retry(RetryInfo(attempt, delay, str(error), retry.status, retry.retry_after))
             await self._sleep(delay)
@@ -198,41 +249,90 @@ class OpenAIChatClient:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and 0 <= retry_after <= self.max_retry_after_s:
             return retry_after
-        backoff = min(self.backoff_base_s * 2 ** (attempt - 1), self.backoff_max_s)
+        backoff = min(self.backoff_base_s * 2.0 ** (attempt - 1), self.backoff_max_s)
         return backoff * (1 - self.jitter * self._rng())
 
-    async def _attempt(self, body: dict[str, Any], _: OnDelta | None) -> ChatResponse:
-        response = await self._client().post(self._url, json=body, headers=self._headers or None)
+    async def _attempt(
+        self,
+        body: dict[str, Any],
+        timeout: float | None,
+        ends: float | None,
+        deadline: float | None,
+    ) -> ChatResponse:
+        limit, by_deadline = timeout, False
+        if ends is not None:
+            left = ends - asyncio.get_running_loop().time()
+            if limit is None or left < limit:
+                limit, by_deadline = max(left, 0.0), True
+        post = self._client().post(self._url, json=body, headers=self._headers or None)
+        try:
+            response = await with_timeout(post, limit)
+        except DeadlineExceeded:
+            if by_deadline:
+                raise LLMTimeout(deadline, kind="deadline") from None
+            raise _Retryable(LLMTimeout(timeout)) from None
+        except _TRANSPORT_ERRORS as exc:
+            failure = _transport_error(exc, timeout)
+            raise failure from None
         if response.status_code != 200:
             raise _status_error(response, response.content)
         try:
             return parse_completion(response.json())
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise LLMResponseError(f"not a chat completion: {type(exc).__name__}: {exc}") from None
+        except _PARSE_ERRORS as exc:
+            raise _Retryable(
+                LLMResponseError(f"not a chat completion: {type(exc).__name__}: {exc}")
+            ) from None
 
-    async def _attempt_stream(self, body: dict[str, Any], on_delta: OnDelta | None) -> ChatResponse:
-        started = time.perf_counter()
-        client = self._client()
-        async with client.stream(
-            "POST", self._url, json=body, headers=self._headers or None
-        ) as response:
-            if response.status_code != 200:
-                raise _status_error(response, await response.aread())
-            acc = _StreamAccumulator(started, on_delta)
-            try:
-                async for line in response.aiter_lines():
-                    if line.startswith("data:"):
-                        data = line[5:].strip()
-                        if data == "[DONE]":
-                            break
-                        acc.add(json.loads(data))
-            except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-                raise LLMResponseError(f"bad SSE chunk: {type(exc).__name__}: {exc}") from None
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                if acc.ttft_s is None:
-                    raise  # nothing emitted yet: safe to retry
-                raise LLMConnectionError(f"stream broke after the first delta: {exc}") from None
-            return acc.result()
+    async def _attempt_stream(
+        self,
+        body: dict[str, Any],
+        timeout: float | None,
+        ends: float | None,
+        deadline: float | None,
+        on_delta: OnDelta | None,
+    ) -> ChatResponse:
+        acc = _StreamAccumulator(time.perf_counter(), on_delta)
+        watchdog = Watchdog(timeout, ends)
+        failure: _Retryable | LLMError
+        try:
+            async with asyncio.timeout(None) as cut:
+                watchdog.start(cut)
+                async with self._client().stream(
+                    "POST", self._url, json=body, headers=self._headers or None
+                ) as response:
+                    if response.status_code != 200:
+                        raise _status_error(response, await response.aread())
+                    async for line in response.aiter_lines():
+                        watchdog.touch()
+                        if line.startswith("data:"):
+                            data = line[5:].strip()
+                            if data == "[DONE]":
+                                break
+                            acc.add(json.loads(data))
+            if acc.finish_reason is not None:
+                return acc.result()
+            failure = _Retryable(
+                LLMResponseError("the stream ended without a finish reason (truncated)")
+            )
+        except (_Retryable, LLMError):
+            raise
+        except TimeoutError as exc:
+            if watchdog.fired == "deadline":
+                failure = LLMTimeout(deadline, kind="deadline")
+            elif watchdog.fired == "idle":
+                failure = _Retryable(LLMTimeout(timeout, kind="idle"))
+            else:
+                failure = _transport_error(exc, timeout)
+        except _PARSE_ERRORS as exc:
+            failure = _Retryable(LLMResponseError(f"bad SSE chunk: {type(exc).__name__}: {exc}"))
+        except _TRANSPORT_ERRORS as exc:
+            failure = _transport_error(exc, timeout)
+        finally:
+            watchdog.stop()
+        if acc.delivered:
+            cause = failure.error if isinstance(failure, _Retryable) else failure
+            raise LLMStreamInterrupted(acc.delivered, cause) from None
+        raise failure from None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -306,6 +406,7 @@ class _StreamAccumulator:
         self.model: str | None = None
         self.id: str | None = None
         self.ttft_s: float | None = None
+        self.delivered = 0  # characters passed to on_delta
 
     def add(self, chunk: dict[str, Any]) -> None:
         self.model = chunk.get("model") or self.model
@@ -317,6 +418,7 @@ class _StreamAccumulator:
                 self._first()
                 self.parts.append(text)
                 if self.on_delta is not None:
+                    self.delivered += len(text)
                     self.on_delta(text)
             for fragment in delta.get("tool_calls") or ():
                 self._first()

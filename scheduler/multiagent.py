@@ -12,13 +12,31 @@ handoff call, its usage the sum of all agents involved.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from scheduler.executor import Handoff
 from scheduler.tools import NO_TIMEOUT, ToolContext, ToolSpec
+from scheduler.types import Handoff, RunResult
 
 if TYPE_CHECKING:
-    from scheduler.agent import LightweightAgent
+    from scheduler.state import RunState
+    from scheduler.trace import Span
+
+
+class NestedRunner(Protocol):
+    """What composition needs of an agent (``LightweightAgent`` is one): a name and a way
+    to run as part of another run's request."""
+
+    name: str
+
+    async def run_nested(
+        self,
+        user_input: str | None,
+        *,
+        parent: RunState,
+        span: Span | None,
+        messages: list[dict[str, Any]] | None = None,
+        handoff: bool = False,
+    ) -> RunResult: ...
 
 
 class WorkerFailed(RuntimeError):
@@ -26,7 +44,7 @@ class WorkerFailed(RuntimeError):
 
 
 def agent_as_tool(
-    agent: LightweightAgent,
+    agent: NestedRunner,
     name: str | None = None,
     description: str | None = None,
     *,
@@ -35,9 +53,7 @@ def agent_as_tool(
     """A tool ``name(task: str)`` that delegates ``task`` to ``agent``."""
 
     async def delegate(task: str, ctx: ToolContext) -> str:
-        result = await agent._run(
-            task, parent_span=ctx.span, parent_trace=ctx.state.trace, context=ctx.state.context
-        )
+        result = await agent.run_nested(task, parent=ctx.state, span=ctx.span)
         if not result.ok:
             raise WorkerFailed(
                 f"{agent.name} {result.status.value} ({result.reason.value}): {result.detail}"
@@ -58,11 +74,12 @@ def agent_as_tool(
         parameters=parameters,
         handler=delegate,
         timeout=timeout,
+        expose_errors=True,  # the worker's outcome is what the supervisor needs to read
     )
 
 
 def handoff(
-    agent: LightweightAgent, name: str | None = None, description: str | None = None
+    agent: NestedRunner, name: str | None = None, description: str | None = None
 ) -> ToolSpec:
     """A tool ``transfer_to_<agent>()`` that hands the conversation over to ``agent``."""
 

@@ -11,21 +11,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scheduler.trace import LLM, Span, Trace, jsonable
+from scheduler.errors import safe_str
+from scheduler.trace import LLM, Span, Trace, capped
 
 
-def _value(value: Any) -> Any:
+def _value(trace: Trace, key: str, value: Any) -> Any:
+    """An OTel attribute value: the trace's redaction and cap, structures as JSON text."""
+    value = trace.exported(key, value)
     if isinstance(value, (str, bool, int, float)):
         return value
-    if isinstance(value, (list, tuple)) and all(
-        isinstance(v, (str, bool, int, float)) for v in value
-    ):
-        return list(value)
-    return json.dumps(jsonable(value), ensure_ascii=False, sort_keys=True)
+    if isinstance(value, list) and all(isinstance(v, (str, bool, int, float)) for v in value):
+        return value
+    return capped(json.dumps(value, ensure_ascii=False, sort_keys=True), trace.max_attribute_chars)
 
 
-def _attributes(attributes: dict[str, Any]) -> dict[str, Any]:
-    return {key: _value(value) for key, value in attributes.items() if value is not None}
+def _attributes(trace: Trace, attributes: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: _value(trace, key, value) for key, value in attributes.items() if value is not None
+    }
 
 
 def export_trace(trace: Trace, tracer: Any = None) -> None:
@@ -44,14 +47,15 @@ def export_trace(trace: Trace, tracer: Any = None) -> None:
             span.name,
             context=context,
             kind=kind,
-            attributes=_attributes(span.attributes),
+            attributes=_attributes(trace, span.attributes),
             start_time=ns(span.start),
         )
         for name, at, attrs in span.events:
-            otel_span.add_event(name, _attributes(attrs), timestamp=ns(at))
+            otel_span.add_event(name, _attributes(trace, attrs), timestamp=ns(at))
         if span.error is not None:
             otel_span.set_attribute("error.type", type(span.error).__name__)
-            otel_span.set_status(Status(StatusCode.ERROR, str(span.error)))
+            message = trace.exported("error.message", safe_str(span.error))
+            otel_span.set_status(Status(StatusCode.ERROR, message))
         child_context = otel.set_span_in_context(otel_span)
         for child in span.children:
             emit(child, child_context)

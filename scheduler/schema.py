@@ -12,7 +12,10 @@ import enum
 import types
 import typing
 from collections import abc
+from collections.abc import Callable
 from typing import Any
+
+Converter = Callable[[Any], Any]
 
 _TYPES: dict[str, Any] = {
     "string": str,
@@ -106,14 +109,35 @@ def _bounds(
 # -- building schemas from annotations ---------------------------------------------------
 
 
-def schema_for(annotation: Any) -> dict[str, Any]:
-    """The JSON Schema of a Python type annotation (raises TypeError when there is none)."""
+def is_model(annotation: Any) -> bool:
+    """A pydantic model class (recognised by its methods: pydantic is never imported here)."""
+    return isinstance(annotation, type) and all(
+        callable(getattr(annotation, name, None))
+        for name in ("model_validate", "model_json_schema")
+    )
+
+
+def _model_ref(model: Any, defs: dict[str, Any] | None) -> dict[str, Any]:
+    schema = dict(model.model_json_schema(ref_template="#/$defs/{model}"))
+    nested = schema.pop("$defs", {})
+    if defs is None:  # no document to hold definitions: inline (nested models unresolved)
+        return schema
+    defs.update(nested)
+    defs[model.__name__] = schema
+    return {"$ref": f"#/$defs/{model.__name__}"}
+
+
+def schema_for(annotation: Any, defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON Schema of a Python type annotation (raises TypeError when there is none).
+    Pydantic models are referenced as ``#/$defs/<Model>`` and their schemas put in ``defs``."""
     if annotation is Any or annotation is typing.Any:
         return {}
+    if is_model(annotation):
+        return _model_ref(annotation, defs)
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
-        schema = dict(schema_for(args[0]))
+        schema = dict(schema_for(args[0], defs))
         for extra in args[1:]:
             if isinstance(extra, str):
                 schema["description"] = extra
@@ -126,14 +150,13 @@ def schema_for(annotation: Any) -> dict[str, Any]:
     if origin is typing.Literal:
         values = list(args)
         kinds = {type(v) for v in values}
-        schema: dict[str, Any] = {"enum": values}
         if len(kinds) == 1 and next(iter(kinds)) in simple:
-            schema = {"type": simple[next(iter(kinds))], "enum": values}
-        return schema
+            return {"type": simple[next(iter(kinds))], "enum": values}
+        return {"enum": values}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return schema_for(typing.Literal[tuple(m.value for m in annotation)])  # type: ignore[misc]
+        return schema_for(typing.Literal[tuple(m.value for m in annotation)])
     if origin in (typing.Union, types.UnionType):
-        members = [schema_for(a) for a in args]
+        members = [schema_for(a, defs) for a in args]
         plain = [m.get("type") for m in members]
         if all(isinstance(t, str) and len(m) == 1 for t, m in zip(plain, members, strict=True)):
             return {"type": plain}
@@ -146,10 +169,71 @@ def schema_for(annotation: Any) -> dict[str, Any]:
         abc.Sequence,
     ):
         if origin is tuple and args and args[-1] is not Ellipsis:
-            return {"type": "array", "items": schema_for(args[0]) if len(set(args)) == 1 else {}}
-        return {"type": "array", "items": schema_for(args[0])} if args else {"type": "array"}
+            items = schema_for(args[0], defs) if len(set(args)) == 1 else {}
+            return {"type": "array", "items": items}
+        return {"type": "array", "items": schema_for(args[0], defs)} if args else {"type": "array"}
     if annotation is dict or origin in (dict, abc.Mapping):
         if len(args) == 2 and args[1] is not Any:
-            return {"type": "object", "additionalProperties": schema_for(args[1])}
+            return {"type": "object", "additionalProperties": schema_for(args[1], defs)}
         return {"type": "object"}
     raise TypeError(f"no JSON Schema for the annotation {annotation!r}")
+
+
+# -- coercing checked JSON values to the annotated Python types ---------------------------
+
+
+def _to_int(value: Any) -> Any:
+    return int(value) if isinstance(value, float) else value  # 2.0 passed the schema: 2
+
+
+def _to_float(value: Any) -> Any:
+    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _optional(convert: Converter) -> Converter:
+    return lambda value: None if value is None else convert(value)
+
+
+def _items(convert: Converter | None, kind: Callable[[Any], Any]) -> Converter:
+    if convert is None:
+        return lambda value: kind(value) if isinstance(value, list) else value
+    return lambda value: kind(convert(v) for v in value) if isinstance(value, list) else value
+
+
+def converter_for(annotation: Any) -> Converter | None:
+    """How to turn a JSON value that passed the schema into the annotated type (``Enum``
+    member, ``int``, ``float``, model instance, containers of those); None: as it is."""
+    if annotation is bool:
+        return None
+    if annotation is int:
+        return _to_int
+    if annotation is float:
+        return _to_float
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return annotation
+    if is_model(annotation):
+        return annotation.model_validate  # type: ignore[no-any-return]
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return converter_for(args[0])
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        convert = converter_for(members[0]) if len(members) == 1 else None
+        return None if convert is None else _optional(convert)
+    if origin in (list, abc.Sequence, tuple, set, frozenset):
+        convert = converter_for(args[0]) if args else None
+        kind: Callable[[Any], Any] = {tuple: tuple, set: set, frozenset: frozenset}.get(
+            origin, list
+        )
+        if convert is None and kind is list:
+            return None
+        return _items(convert, kind)
+    if origin in (dict, abc.Mapping) and len(args) == 2:
+        convert = converter_for(args[1])
+        if convert is None:
+            return None
+        return lambda value: (
+            {k: convert(v) for k, v in value.items()} if isinstance(value, dict) else value
+        )
+    return None

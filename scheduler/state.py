@@ -17,101 +17,168 @@ COMPLETED, FAILED and ABORTED are terminal: a new run() starts from a new state.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from scheduler.errors import (
     HookError,
     InvalidTransition,
+    LimitExceeded,
+    MaxDepthExceeded,
     MaxStepsExceeded,
-    SchedulerError,
+    RequestStepsExceeded,
+    RequestTimeExceeded,
+    RequestTokensExceeded,
     TokenBudgetExceeded,
     TotalTokensExceeded,
+)
+from scheduler.tokens import byte_bound, is_large
+from scheduler.types import (
+    TERMINAL,
+    TRANSITIONS,
+    AgentStatus,
+    Budget,
+    ChatResponse,
+    RunResult,
+    StepRecord,
+    TerminationReason,
+    Usage,
 )
 
 if TYPE_CHECKING:
     from scheduler.events import AgentEvent
-    from scheduler.executor import ToolResult
-    from scheduler.models import ChatResponse
+    from scheduler.tokens import AgentCounter
     from scheduler.trace import Span, Trace
 
-
-class AgentStatus(StrEnum):
-    IDLE = "idle"
-    THINKING = "thinking"
-    EXECUTING = "executing"
-    WAITING_CONFIRMATION = "waiting_confirmation"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    ABORTED = "aborted"
-
-
-S = AgentStatus
-TRANSITIONS: dict[AgentStatus, frozenset[AgentStatus]] = {
-    S.IDLE: frozenset({S.THINKING}),
-    S.THINKING: frozenset({S.EXECUTING, S.COMPLETED, S.FAILED, S.ABORTED}),
-    S.EXECUTING: frozenset({S.THINKING, S.WAITING_CONFIRMATION, S.COMPLETED, S.FAILED, S.ABORTED}),
-    S.WAITING_CONFIRMATION: frozenset({S.EXECUTING, S.FAILED, S.ABORTED}),
-    S.COMPLETED: frozenset(),
-    S.FAILED: frozenset(),
-    S.ABORTED: frozenset(),
-}
-TERMINAL = frozenset({S.COMPLETED, S.FAILED, S.ABORTED})
+__all__ = [
+    "TERMINAL",
+    "TRANSITIONS",
+    "AgentStatus",
+    "RequestScope",
+    "RunHandle",
+    "RunResult",
+    "RunState",
+    "StepRecord",
+    "TerminationReason",
+    "Usage",
+]
 
 
-class TerminationReason(StrEnum):
-    """Why a run ended. Never a sentinel string in the content."""
+class RunHandle:
+    """One run of an agent, for whoever serves it: ``id``, ``status``, ``cancel()``, and the
+    ``result`` once it ended. Pass one to ``run()`` / ``stream()`` (or let them make one);
+    an agent serving many requests at once is then steered run by run::
 
-    STOP = "stop"  # the LLM gave its final answer
-    LENGTH = "length"  # ... cut by the model's output limit (finish_reason "length")
-    CONTENT_FILTER = "content_filter"  # ... withheld by the provider's filter
-    MAX_STEPS = "max_steps"
-    TOKEN_BUDGET = "token_budget"
-    REPEATED_CALLS = "repeated_calls"
-    LLM_ERROR = "llm_error"
-    HOOK_ERROR = "hook_error"
-    CANCELLED = "cancelled"
+        handle = RunHandle(request_id)
+        result = await agent.run(question, handle=handle)   # elsewhere: handle.cancel()
+    """
 
+    __slots__ = ("_cancel_reason", "agents", "id", "result", "state", "task")
 
-@dataclass(slots=True)
-class Usage:
-    """What a run consumed. Token counts are the server's; ``counted_input_tokens`` is ours."""
+    def __init__(self, run_id: str | None = None):
+        self.id = run_id or os.urandom(8).hex()
+        self.state: RunState | None = None  # while the run goes on (dropped at its end)
+        self.task: asyncio.Task[Any] | None = None  # ditto
+        self.result: RunResult | None = None
+        self.agents: tuple[Any, ...] = ()  # at the end: every agent that took part
+        self._cancel_reason = TerminationReason.CANCELLED
 
-    requests: int = 0  # LLM calls that returned an answer (retries not included)
-    retries: int = 0  # extra HTTP attempts made by the client's retry policy
-    input_tokens: int = 0
-    output_tokens: int = 0
-    tool_calls: int = 0  # tool calls the LLM asked for (executed or not)
-    tool_errors: int = 0  # ... of which did not produce a result
+    def __repr__(self) -> str:
+        return f"RunHandle(id={self.id!r}, status={self.status.value})"
 
     @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
+    def status(self) -> AgentStatus:
+        if self.result is not None:
+            return self.result.status
+        return AgentStatus.IDLE if self.state is None else self.state.status
 
-    def add(self, other: Usage) -> None:
-        self.requests += other.requests
-        self.retries += other.retries
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.tool_calls += other.tool_calls
-        self.tool_errors += other.tool_errors
+    def finish(self, scope: RequestScope) -> None:
+        """The run is over: keep its result, drop the live state (no reference cycle keeps
+        a finished run's messages and trace alive for the garbage collector to find)."""
+        self.agents = tuple(scope.agents)
+        self.state = self.task = None
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+    def cancel(self, reason: TerminationReason = TerminationReason.CANCELLED) -> bool:
+        """End the run ABORTED with ``reason`` (a normal RunResult, not an exception).
+        False if it already ended or has not started."""
+        state = self.state
+        if state is None or state.status in TERMINAL:
+            return False
+        self._cancel_reason = reason
+        state.cancel_requested = True
+        if self.task is not None:
+            self.task.cancel()
+        return True
+
+    @property
+    def cancel_reason(self) -> TerminationReason:
+        return self._cancel_reason
 
 
-@dataclass(slots=True)
-class StepRecord:
-    """One step (one LLM call and the tools it asked for), kept for debugging and replay."""
+@dataclass(slots=True, eq=False)
+class RequestScope:
+    """What one top-level request has spent, shared by all its agents' runs (handoffs and
+    agents-as-tools). Guards the request's ``Budget``; a limit hit anywhere is kept in
+    ``exhausted`` so that every run of the request stops at its next check."""
 
-    number: int
-    input_tokens: int | None  # exact count of the request, None when not counted
-    response: ChatResponse | None = None
-    tool_results: list[ToolResult] = field(default_factory=list)
-    duration_s: float = 0.0
+    budget: Budget
+    handle: RunHandle  # the top-level run's
+    steps: int = 0
+    tokens: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    exhausted: LimitExceeded | None = None
+    agents: list[Any] = field(default_factory=list)  # every agent that ran in the request
+    _timer: asyncio.TimerHandle | None = None
 
+    def fail(self, error: LimitExceeded) -> LimitExceeded:
+        if self.exhausted is None:
+            self.exhausted = error
+        return self.exhausted
 
-TokenCounter = Callable[[dict[str, Any]], int]
+    def arm_timer(self) -> None:
+        """Cancel the request when its wall-time budget runs out (no timer if none)."""
+        timeout = self.budget.timeout_s
+        if timeout is not None:
+            self._timer = asyncio.get_running_loop().call_later(timeout, self._expire)
+
+    def disarm_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expire(self) -> None:
+        timeout = self.budget.timeout_s
+        assert timeout is not None
+        self.fail(RequestTimeExceeded(timeout))
+        self.handle.cancel(TerminationReason.TIME_LIMIT)
+
+    def enter(self, depth: int) -> None:
+        """A run starts ``depth`` agents deep (1: the top-level run)."""
+        limit = self.budget.max_depth
+        if limit is not None and depth > limit:
+            raise self.fail(MaxDepthExceeded(limit, depth))
+
+    def consume_step(self) -> None:
+        if self.exhausted is not None:
+            raise self.exhausted
+        limit = self.budget.max_steps
+        if limit is not None and self.steps >= limit:
+            raise self.fail(RequestStepsExceeded(limit))
+        self.steps += 1
+
+    def add_tokens(self, tokens: int) -> None:
+        self.tokens += tokens
+        limit = self.budget.max_total_tokens
+        if limit is not None and self.tokens > limit:
+            raise self.fail(RequestTokensExceeded(limit, self.tokens))
 
 
 @dataclass(slots=True, eq=False)
@@ -136,15 +203,21 @@ class RunState:
     transitions: list[tuple[AgentStatus, AgentStatus]] = field(default_factory=list)
     span: Span | None = None  # the run's root span
     emit: Callable[[AgentEvent], None] | None = None  # set by stream(): where events go
-    count_tokens: TokenCounter | None = None  # exact per-message counter, None: server usage
-    tools_tokens: int = 0  # tokens of the tool schemas sent with each request
+    counter: AgentCounter | None = None  # exact counts (None: the server's usage only)
+    scope: RequestScope | None = None  # the request this run is part of (its shared budget)
+    depth: int = 1  # agents deep in the request (handoffs and agents-as-tools add one)
+    run_id: str = ""  # the request's RunHandle id
+    streaming: bool = False  # LLM calls are streamed
     started: float = field(default_factory=time.perf_counter)
     first_token_at: float | None = None  # streaming: first delta of the run
     cancel_requested: bool = False
     handoffs: list[str] = field(default_factory=list)  # agents control passed through
     memory_from: int = 0  # index of this run's first new message (what memory keeps)
+    exact_tokens: bool = True  # count every request (False: only when the bound may not fit)
     _counted: int = 0  # messages already counted (each message is counted once)
     _message_tokens: int = 0  # their tokens
+    _bounded: int = 0  # messages already bounded
+    _bound: int = 0  # their upper bound
 
     def transition(self, target: AgentStatus) -> None:
         """Move to ``target`` or raise InvalidTransition."""
@@ -155,32 +228,55 @@ class RunState:
         self.status = target
 
     def consume_step(self) -> int:
-        """Start a step; raises MaxStepsExceeded when the budget is spent."""
+        """Start a step; raises MaxStepsExceeded (this agent's limit) or a
+        RequestBudgetExceeded (the request's) when a budget is spent."""
         if self.max_steps is not None and self.step >= self.max_steps:
             raise MaxStepsExceeded(self.max_steps)
+        if self.scope is not None:
+            self.scope.consume_step()
         self.step += 1
         return self.step
 
-    def input_tokens(self) -> int | None:
+    async def input_tokens(self) -> int | None:
         """Exact input tokens of the next request (messages + tool schemas + reply priming),
-        counting only the messages added since the last call. None when not counting."""
-        count = self.count_tokens
-        if count is None:
+        counting only the messages added since the last call (large ones off the event
+        loop). None when not counting."""
+        counter = self.counter
+        if counter is None:
             return None
         messages = self.messages
         if len(messages) < self._counted:  # the list was cut (memory trim): recount
             self._counted = self._message_tokens = 0
         total = self._message_tokens
         for i in range(self._counted, len(messages)):
-            total += count(messages[i])
+            message = messages[i]
+            if is_large(message):
+                total += await counter.amessage(message)
+            else:
+                total += counter.message(message)
         self._counted, self._message_tokens = len(messages), total
-        return total + self.tools_tokens + 3  # + reply priming (OpenAI cookbook)
+        return total + counter.tools_tokens + 3  # + reply priming (OpenAI cookbook)
 
-    def check_request(self) -> int | None:
-        """Before a request: the exact input size against ``token_budget``."""
-        tokens = self.input_tokens()
-        if tokens is not None and self.token_budget is not None and tokens > self.token_budget:
-            raise TokenBudgetExceeded(self.token_budget, tokens)
+    async def check_request(self) -> int | None:
+        """Before a request: its input size against ``token_budget``. Returns the exact
+        count, or None when not counted: with ``exact_tokens`` off, a request whose upper
+        bound (its UTF-8 size) already fits the budget is not tokenized at all."""
+        budget = self.token_budget
+        if self.counter is None:
+            return None
+        if not self.exact_tokens and budget is not None:
+            messages = self.messages
+            if len(messages) < self._bounded:  # the list was cut (memory trim): recount
+                self._bounded = self._bound = 0
+            bound = self._bound
+            for i in range(self._bounded, len(messages)):
+                bound += byte_bound(messages[i])
+            self._bounded, self._bound = len(messages), bound
+            if bound + self.counter.tools_tokens + 3 <= budget:
+                return None  # certainly within the budget
+        tokens = await self.input_tokens()
+        if tokens is not None and budget is not None and tokens > budget:
+            raise TokenBudgetExceeded(budget, tokens)
         return tokens
 
     def record_response(self, response: ChatResponse) -> None:
@@ -194,46 +290,9 @@ class RunState:
             usage.output_tokens += reported.completion_tokens
             # no local tokenizer: the server's count of this request is the best we have
             budget = self.token_budget
-            if self.count_tokens is None and budget is not None and reported.prompt_tokens > budget:
+            if self.counter is None and budget is not None and reported.prompt_tokens > budget:
                 raise TokenBudgetExceeded(budget, reported.prompt_tokens, counted="server-reported")
+            if self.scope is not None:
+                self.scope.add_tokens(reported.total_tokens)
         if self.max_total_tokens is not None and usage.total_tokens > self.max_total_tokens:
             raise TotalTokensExceeded(self.max_total_tokens, usage.total_tokens)
-
-
-@dataclass(slots=True, eq=False)
-class RunResult:
-    """How a run ended. ``reason`` says why; ``content`` is never a sentinel string."""
-
-    status: AgentStatus
-    reason: TerminationReason
-    content: str | None  # the final answer (or the summary of an aborted run)
-    usage: Usage
-    trace: Trace
-    messages: list[dict[str, Any]]  # the whole conversation, final answer included
-    steps: list[StepRecord]
-    detail: str | None = None  # the limit or error message, with its numbers
-    error: SchedulerError | None = None
-    hook_errors: list[HookError] = field(default_factory=list)
-    agent_name: str = ""  # the agent that produced the answer (differs after a handoff)
-    handoffs: list[str] = field(default_factory=list)
-    duration_s: float = 0.0
-    ttft_s: float | None = None  # streaming: run start -> first content delta the user sees
-    transitions: list[tuple[AgentStatus, AgentStatus]] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.status is AgentStatus.COMPLETED
-
-    @property
-    def llm_calls(self) -> int:
-        return self.usage.requests
-
-    @property
-    def tool_calls(self) -> int:
-        return self.usage.tool_calls
-
-    def __repr__(self) -> str:
-        return (
-            f"RunResult(status={self.status.value}, reason={self.reason.value}, "
-            f"llm_calls={self.llm_calls}, tool_calls={self.tool_calls}, content={self.content!r:.60})"
-        )

@@ -3,6 +3,9 @@
 Arguments come from the LLM and are untrusted. ``ToolSpec.check_arguments`` turns the raw
 JSON text into keyword arguments or raises ``ToolArgumentsError`` (malformed JSON, schema
 violations, names the handler does not take), so a handler is never called with bad input.
+Checked arguments are then coerced to the handler's annotations: an ``Enum`` parameter gets
+the member, ``int`` / ``float`` get that type, a pydantic model gets ``model_validate``-d
+(pydantic is never imported here: a model is recognised by its methods).
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scheduler.errors import ConfigError, ToolArgumentsError
-from scheduler.schema import schema_for, validate
+from scheduler.errors import ConfigError, ToolArgumentsError, safe_str
+from scheduler.schema import Converter, converter_for, schema_for, validate
 
 if TYPE_CHECKING:
-    from scheduler.models import ToolCall
     from scheduler.state import RunState
     from scheduler.trace import Span
+    from scheduler.types import ToolCall
 
 NO_TIMEOUT = float("inf")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -47,6 +50,12 @@ class ToolSpec:
     ``run_in_thread``: sync handlers run in a worker thread so that a slow one neither blocks
     the event loop nor escapes its timeout; set it False only for handlers that return at
     once (they then run inline, and no timeout can interrupt them).
+    ``max_concurrency``: calls of this tool in worker threads at once, stuck ones included
+    (None: the pool's ``per_tool`` default) — the bulkhead that keeps a hung dependency
+    from taking every thread.
+    ``expose_errors``: send the handler's exception text to the LLM; by default it reads
+    only the exception type (the text may hold secrets). ``ToolInputError`` messages are
+    always sent: the tool wrote them for the LLM.
     """
 
     name: str
@@ -56,9 +65,12 @@ class ToolSpec:
     require_confirmation: bool = False
     timeout: float | None = None
     run_in_thread: bool = True
+    max_concurrency: int | None = None
+    expose_errors: bool = False
     is_async: bool = field(init=False, repr=False)
     context_param: str | None = field(init=False, repr=False)  # where ToolContext goes
     accepted: frozenset[str] | None = field(init=False, repr=False)  # None: takes **kwargs
+    _convert: dict[str, Converter] = field(init=False, repr=False)  # to the annotated types
     _schema: dict[str, Any] = field(init=False, repr=False)
     _flat: tuple[dict[str, Any], tuple[str, ...], bool] | None = field(init=False, repr=False)
 
@@ -74,7 +86,9 @@ class ToolSpec:
         self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(
             type(self.handler).__call__
         )
-        self.context_param, self.accepted = _inspect_handler(self.handler)
+        if self.max_concurrency is not None and self.max_concurrency < 1:
+            raise ConfigError(f"tool {self.name!r}: max_concurrency must be >= 1 or None")
+        self.context_param, self.accepted, self._convert = _inspect_handler(self.handler)
         self._schema = {
             "type": "function",
             "function": {
@@ -121,7 +135,35 @@ class ToolSpec:
             ]
         if errors:
             raise ToolArgumentsError(self.name, errors)
+        if self._convert:
+            args = self._coerce(args)
         return args
+
+    def _coerce(self, args: dict[str, Any]) -> dict[str, Any]:
+        out = dict(args)
+        problems: list[str] = []
+        for name, convert in self._convert.items():
+            if name in out:
+                try:
+                    out[name] = convert(out[name])
+                except ValueError as exc:  # pydantic's ValidationError is a ValueError
+                    problems.extend(_validation_messages(name, exc))
+        if problems:
+            raise ToolArgumentsError(self.name, problems)
+        return out
+
+
+def _validation_messages(name: str, exc: ValueError) -> list[str]:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            return [
+                ".".join([name, *(str(part) for part in e.get("loc", ()))]) + ": " + e["msg"]
+                for e in errors()
+            ]
+        except Exception:  # not pydantic's shape after all
+            pass
+    return [f"{name}: {safe_str(exc)}"]
 
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
@@ -178,25 +220,33 @@ def _flat_ok(
     return True
 
 
-def _inspect_handler(handler: Callable[..., Any]) -> tuple[str | None, frozenset[str] | None]:
+def _inspect_handler(
+    handler: Callable[..., Any],
+) -> tuple[str | None, frozenset[str] | None, dict[str, Converter]]:
+    """(the ToolContext parameter, the names it accepts or None for **kwargs, converters)."""
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError):
-        return None, None
+        return None, None, {}
     try:
-        hints = typing.get_type_hints(handler)
+        hints = typing.get_type_hints(handler, include_extras=True)
     except Exception:  # unresolvable annotations: fall back to the raw ones
         hints = {}
     context_param = None
     names: set[str] = set()
+    converters: dict[str, Converter] = {}
     for param in signature.parameters.values():
         if param.kind is param.VAR_KEYWORD:
-            return _context_name(signature, hints), None
-        if _is_context(hints.get(param.name, param.annotation)):
+            return _context_name(signature, hints), None, converters
+        annotation = hints.get(param.name, param.annotation)
+        if _is_context(annotation):
             context_param = param.name
         elif param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             names.add(param.name)
-    return context_param, frozenset(names)
+            convert = converter_for(annotation)
+            if convert is not None:
+                converters[param.name] = convert
+    return context_param, frozenset(names), converters
 
 
 def _context_name(signature: inspect.Signature, hints: dict[str, Any]) -> str | None:
@@ -224,6 +274,8 @@ def tool(
     require_confirmation: bool = False,
     timeout: float | None = None,
     run_in_thread: bool = True,
+    max_concurrency: int | None = None,
+    expose_errors: bool = False,
 ) -> Any:
     """Make a ToolSpec from a typed function: JSON Schema from its signature, descriptions
     from its docstring (summary, then a Google-style ``Args:`` section or ``:param x:``).
@@ -242,6 +294,8 @@ def tool(
             require_confirmation=require_confirmation,
             timeout=timeout,
             run_in_thread=run_in_thread,
+            max_concurrency=max_concurrency,
+            expose_errors=expose_errors,
         )
 
     return build(fn) if fn is not None else build
@@ -260,6 +314,7 @@ def parameters_schema(
         ) from None
     properties: dict[str, Any] = {}
     required: list[str] = []
+    defs: dict[str, Any] = {}  # models' schemas, referenced as #/$defs/<Model>
     for param in inspect.signature(func).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigError(
@@ -269,7 +324,7 @@ def parameters_schema(
         if _is_context(annotation):
             continue
         try:
-            schema = dict(schema_for(annotation))
+            schema = dict(schema_for(annotation, defs))
         except TypeError as exc:
             raise ConfigError(f"tool {func.__name__!r}, parameter {param.name!r}: {exc}") from None
         if param.name in arg_docs and "description" not in schema:
@@ -284,6 +339,8 @@ def parameters_schema(
     schema = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
+    if defs:
+        schema["$defs"] = defs
     return schema
 
 
@@ -372,5 +429,5 @@ def to_content(value: Any) -> str:
         return value
     try:
         return _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError):  # circular or exotic: still say something
-        return repr(value)
+    except Exception:  # circular, exotic or a broken __str__: still say something
+        return safe_str(value)

@@ -6,7 +6,10 @@ Span names and attribute keys follow the OpenTelemetry GenAI conventions (``invo
 
 Recording is cheap on purpose: attributes hold references (the messages sent, the response,
 the tool result text); previews, sizes and JSON are computed only when a trace is rendered
-or exported.
+or exported. Exporting (``to_dict``, ``to_json``, ``scheduler.otel``) applies the trace's
+``redact(key, value)`` hook to every attribute, then caps it at ``max_attribute_chars``
+characters (``... [truncated: N more characters]``), so that a large tool output repeated in
+every later chat span's input cannot blow a trace up; ``render()`` applies the hook too.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
+
+from scheduler.errors import safe_str
 
 AGENT, STEP, LLM, TOOL = "agent", "step", "llm", "tool"
 
@@ -48,19 +53,31 @@ class Span:
             yield from child.walk()
 
 
+Redact = Callable[[str, Any], Any]
+
+
 class Trace:
     """The spans of one run. ``root`` is the ``invoke_agent`` span."""
 
     def __init__(
-        self, clock: Callable[[], float] = time.perf_counter, *, parent: Trace | None = None
+        self,
+        clock: Callable[[], float] = time.perf_counter,
+        *,
+        parent: Trace | None = None,
+        max_attribute_chars: int | None = None,
+        redact: Redact | None = None,
     ):
         self.clock = clock
-        if parent is not None:  # a sub-agent's trace shares its caller's time origin
+        self.max_attribute_chars, self.redact = max_attribute_chars, redact
+        self.origin: float
+        self.start_unix_ns: int
+        if parent is not None:  # a sub-agent's trace shares its caller's time origin and export
             self.clock, self.origin, self.start_unix_ns = (
                 parent.clock,
                 parent.origin,
                 parent.start_unix_ns,
             )
+            self.max_attribute_chars, self.redact = parent.max_attribute_chars, parent.redact
         else:
             self.origin = clock()
             self.start_unix_ns = time.time_ns()
@@ -90,6 +107,19 @@ class Trace:
 
     # -- export ------------------------------------------------------------------------
 
+    def exported(self, key: str, value: Any) -> Any:
+        """An attribute as it leaves the process: redacted, JSON-safe, capped."""
+        if self.redact is not None:
+            value = self.redact(key, value)
+        return capped(jsonable(value), self.max_attribute_chars)
+
+    def visible(self, span: Span) -> dict[str, Any]:
+        """A span's attributes as rendered: through the redaction hook."""
+        redact = self.redact
+        if redact is None:
+            return span.attributes
+        return {k: redact(k, v) for k, v in span.attributes.items()}
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict: the span tree with times relative to the run's start."""
         return {
@@ -106,18 +136,21 @@ class Trace:
             "kind": span.kind,
             "start_s": round(span.start - self.origin, 9),
             "duration_s": round(span.duration, 9),
-            "attributes": {k: jsonable(v) for k, v in span.attributes.items()},
+            "attributes": {k: self.exported(k, v) for k, v in span.attributes.items()},
             "events": [
                 {
                     "name": name,
                     "at_s": round(at - self.origin, 9),
-                    "attributes": {k: jsonable(v) for k, v in attrs.items()},
+                    "attributes": {k: self.exported(k, v) for k, v in attrs.items()},
                 }
                 for name, at, attrs in span.events
             ],
             "error": None
             if span.error is None
-            else {"type": type(span.error).__name__, "message": str(span.error)},
+            else {
+                "type": type(span.error).__name__,
+                "message": self.exported("error.message", safe_str(span.error)),
+            },
             "children": [self._span_dict(child) for child in span.children],
         }
 
@@ -128,7 +161,7 @@ class Trace:
         if self.root is None:
             return ""
         lines: list[str] = []
-        _render_agent(self.root, lines, "", durations, input_messages)
+        _render_agent(self.root, lines, "", durations, input_messages, self.visible)
         return "\n".join(lines)
 
     def print_tree(
@@ -152,13 +185,43 @@ def jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {safe_str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     to_message = getattr(value, "to_message", None)
     if callable(to_message):
         return jsonable(to_message())
-    return str(value)
+    return safe_str(value)
+
+
+def capped(value: Any, limit: int | None) -> Any:
+    """A JSON-safe value with at most ``limit`` characters of text in all (strings cut with
+    a marker that says how much is missing, lists cut once the budget is spent)."""
+    if limit is None:
+        return value
+    room = limit
+
+    def cut(v: Any) -> Any:
+        nonlocal room
+        if isinstance(v, str):
+            if len(v) <= room:
+                room -= len(v)
+                return v
+            kept, room = max(room, 0), 0
+            return f"{v[:kept]}... [truncated: {len(v) - kept:,} more characters]"
+        if isinstance(v, dict):
+            return {k: cut(x) for k, x in v.items()}
+        if isinstance(v, list):
+            out = []
+            for i, x in enumerate(v):
+                if room <= 0:
+                    out.append(f"... [{len(v) - i} more items]")
+                    break
+                out.append(cut(x))
+            return out
+        return v
+
+    return cut(value)
 
 
 # -- rendering helpers ---------------------------------------------------------------------
@@ -205,8 +268,13 @@ def _message_preview(message: dict[str, Any]) -> str:
     return f"{role}: {preview(content, 40)}"
 
 
-def _render_agent(span: Span, lines: list[str], pad: str, durations: bool, n_input: int) -> None:
-    a = span.attributes
+View = Callable[[Span], dict[str, Any]]
+
+
+def _render_agent(
+    span: Span, lines: list[str], pad: str, durations: bool, n_input: int, view: View
+) -> None:
+    a = view(span)
     status = a.get("agent.status", "running")
     reason = a.get("agent.termination_reason")
     tail = f" {status}, reason={reason}" if reason else f" {status}"
@@ -217,11 +285,11 @@ def _render_agent(span: Span, lines: list[str], pad: str, durations: bool, n_inp
         label = f" step {step.attributes.get('scheduler.step')}" if step.kind == STEP else ""
         for child in step.children if step.kind == STEP else (step,):
             if child.kind == LLM:
-                _render_llm(child, lines, pad, durations, n_input, label)
+                _render_llm(child, lines, pad, durations, n_input, view, label)
             elif child.kind == TOOL:
-                _render_tool(child, lines, pad, durations, n_input, label)
+                _render_tool(child, lines, pad, durations, n_input, view, label)
             elif child.kind == AGENT:
-                _render_agent(child, lines, pad, durations, n_input)
+                _render_agent(child, lines, pad, durations, n_input, view)
         for name, _, attrs in step.events:
             lines.append(f"{pad}[{name}] {flow(attrs, 120)}")
     for name, _, attrs in span.events:
@@ -243,7 +311,12 @@ def _event_lines(span: Span) -> list[str]:
 
 
 def _tree(
-    lines: list[str], pad: str, items: list[str | tuple[str, Span]], durations: bool, n_input: int
+    lines: list[str],
+    pad: str,
+    items: list[str | tuple[str, Span]],
+    durations: bool,
+    n_input: int,
+    view: View,
 ) -> None:
     for i, item in enumerate(items):
         last = i == len(items) - 1
@@ -252,25 +325,30 @@ def _tree(
             lines.append(f"{pad}{branch}{item}")
         else:  # a nested agent run
             sub: list[str] = []
-            _render_agent(item[1], sub, "", durations, n_input)
+            _render_agent(item[1], sub, "", durations, n_input, view)
             lines.append(f"{pad}{branch}{sub[0]}")
             lines.extend(f"{pad}{cont}{line}" for line in sub[1:])
 
 
 def _render_llm(
-    span: Span, lines: list[str], pad: str, durations: bool, n_input: int, label: str = ""
+    span: Span, lines: list[str], pad: str, durations: bool, n_input: int, view: View, label: str
 ) -> None:
-    a = span.attributes
+    a = view(span)
     lines.append(f"{pad}[LLM Reasoning]{_duration(span, durations)}{label}")
     messages = a.get("gen_ai.input.messages") or ()
-    shown = [_message_preview(m) for m in messages[-n_input:]] if n_input else []
-    if len(messages) > len(shown):
-        shown.insert(0, f"... {len(messages) - len(shown)} earlier")
-    items: list[str | tuple[str, Span]] = [f"Input: [{', '.join(shown)}]"]
+    if isinstance(messages, (list, tuple)):
+        shown = [_message_preview(m) for m in messages[-n_input:]] if n_input else []
+        if len(messages) > len(shown):
+            shown.insert(0, f"... {len(messages) - len(shown)} earlier")
+        items: list[str | tuple[str, Span]] = [f"Input: [{', '.join(shown)}]"]
+    else:  # replaced by the redaction hook
+        items = [f"Input: {preview(safe_str(messages), 80)}"]
     items += _event_lines(span)
     response = a.get("gen_ai.output")
     if span.error is not None:
-        items.append(f"Error: {type(span.error).__name__}: {span.error}")
+        items.append(f"Error: {type(span.error).__name__}: {safe_str(span.error)}")
+    elif response is not None and not hasattr(response, "tool_calls"):  # redacted
+        items.append(f"Output: {preview(safe_str(response), 80)}")
     elif response is not None:
         if response.tool_calls:
             names = [c.name for c in response.tool_calls]
@@ -283,13 +361,13 @@ def _render_llm(
             f"Tokens: {a['gen_ai.usage.input_tokens']} input, "
             f"{a.get('gen_ai.usage.output_tokens', 0)} output"
         )
-    _tree(lines, pad, items, durations, n_input)
+    _tree(lines, pad, items, durations, n_input, view)
 
 
 def _render_tool(
-    span: Span, lines: list[str], pad: str, durations: bool, n_input: int, label: str = ""
+    span: Span, lines: list[str], pad: str, durations: bool, n_input: int, view: View, label: str
 ) -> None:
-    a = span.attributes
+    a = view(span)
     lines.append(f"{pad}[Tool: {a.get('gen_ai.tool.name')}]{_duration(span, durations)}{label}")
     args = a.get("scheduler.tool.args")
     raw = a.get("gen_ai.tool.call.arguments")
@@ -300,7 +378,8 @@ def _render_tool(
     items += [("agent", child) for child in span.children if child.kind == AGENT]
     result = a.get("gen_ai.tool.call.result")
     if span.error is not None:
-        items.append(f"Error: {type(span.error).__name__}: {span.error}")
+        items.append(f"Error: {type(span.error).__name__}: {safe_str(span.error)}")
     elif result is not None:
-        items.append(f"Result: {preview(result, 60)} ({len(result)} chars)")
-    _tree(lines, pad, items, durations, n_input)
+        text = safe_str(result)
+        items.append(f"Result: {preview(text, 60)} ({len(text)} chars)")
+    _tree(lines, pad, items, durations, n_input, view)

@@ -41,6 +41,16 @@ async def run_customer_returns(harness_factory, **config):
     return h, agent, result
 
 
+async def test_bounded_counting_tokenizes_only_when_the_budget_is_near(harness_factory):
+    _, _, roomy = await run_customer_returns(harness_factory)  # 12,000: the bound fits
+    assert [s.input_tokens for s in roomy.steps] == [None, None, None]
+    h, _, tight = await run_customer_returns(harness_factory, token_budget=600)
+    reported = [r.prompt_tokens for r in h.mock.requests]
+    # steps 1 and 2 fit by their size alone; step 3's bound passes 600, so it is counted
+    assert [s.input_tokens for s in tight.steps] == [None, None, reported[2]]
+    assert tight.ok
+
+
 async def test_result_and_conversation(harness_factory):
     h, agent, result = await run_customer_returns(harness_factory)
     assert (result.status, result.reason, result.content) == (
@@ -115,7 +125,7 @@ async def test_state_machine_path(harness_factory):
 
 
 async def test_exact_token_count_matches_the_server(harness_factory):
-    h, _, result = await run_customer_returns(harness_factory)
+    h, _, result = await run_customer_returns(harness_factory, token_counting="exact")
     tools = h.bodies()[0]["tools"]
     counted = [s.input_tokens for s in result.steps]
     reported = [r.prompt_tokens for r in h.mock.requests]
@@ -147,7 +157,9 @@ async def test_trace_tree_durations(harness_factory):
 
 
 async def test_trace_spans_follow_otel_genai_names(harness_factory):
-    h, _, result = await run_customer_returns(harness_factory, trace_clock=FakeClock(tick=0.001))
+    h, _, result = await run_customer_returns(
+        harness_factory, trace_clock=FakeClock(tick=0.001), token_counting="exact"
+    )
     root = result.trace.to_dict()["root"]
 
     def shape(span):
@@ -171,6 +183,7 @@ async def test_trace_spans_follow_otel_genai_names(harness_factory):
         "agent.termination_reason": "stop",
         "gen_ai.usage.input_tokens": result.usage.input_tokens,
         "gen_ai.usage.output_tokens": result.usage.output_tokens,
+        "scheduler.run.id": result.run_id,
     }
     first_chat, first_tool = root["children"][0]["children"]
     request = h.mock.requests[0]
