@@ -29,7 +29,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # the fixed components of the report (more come from the engine registry's config_code)
 COMPONENTS: tuple[tuple[str, str], ...] = (
     ("scheduler", "scheduler"),
-    ("scheduler core loop", "scheduler/agent.py"),
+    ("scheduler core loop", "scheduler/loop.py"),
     ("langchain_baseline", "langchain_baseline"),
     ("engine adapters", "bench/engines"),
 )
