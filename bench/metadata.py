@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata
+import json
+import math
 import os
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +112,32 @@ def machine() -> dict[str, Any]:
         "os": platform.platform(),
         "kernel": platform.release(),
         "hostname": platform.node(),
+        "yardstick_ms": yardstick_ms(),
     }
+
+
+def _yardstick_workload() -> int:
+    """A fixed pure-Python workload of the kind an agent framework does per step: small
+    dicts and lists built, JSON encoded and decoded, strings joined and searched."""
+    total = 0
+    for i in range(6_000):
+        message = {"role": "tool", "tool_call_id": f"call_{i}", "content": "x" * (i % 50)}
+        text = json.dumps([message, {"role": "assistant", "content": None}])
+        total += len(json.loads(text)[0]["content"]) + text.count("call")
+        total += sum(len(k) for k in message)
+    return total
+
+
+def yardstick_ms(repeats: int = 7) -> float:
+    """The machine's speed at pure-Python work: the fastest of ``repeats`` timings of a
+    fixed workload, in ms. Two machines' reports can be compared by it (a CPU-bound verdict
+    that would flip on an X× slower machine flips where this number is X× larger)."""
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _yardstick_workload()
+        best = min(best, time.perf_counter() - start)
+    return round(best * 1000, 3)
 
 
 def python_info() -> dict[str, Any]:

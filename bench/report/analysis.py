@@ -14,16 +14,13 @@ Conventions (also in docs/report.md):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from bench.report.model import (
-    LANGCHAIN_DEFAULT,
     RAW,
     RunData,
-    is_langchain,
     order_engines,
 )
 from bench.results import metrics, stats
@@ -433,119 +430,3 @@ def _truthy(value: object) -> float:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return math.nan
     return 1.0 if value else 0.0
-
-
-@dataclass(frozen=True)
-class Facts:
-    """Every number the decision matrix and the claims ledger judge, or ``None``.
-
-    Built by ``compute_facts`` from a run; the rules in ``bench.report.rules`` see only this,
-    so tests can check each rule on both sides of its threshold.
-    """
-
-    langchain: str | None  # the LangChain engine the matrix rates (default AgentExecutor)
-    self_built: str | None  # the self-built engine the matrix rates (scheduler)
-    step_ms: dict[str, float] = field(default_factory=dict)  # overhead per LLM step
-    step_cpu_ms: dict[str, float] = field(default_factory=dict)
-    cpu_run_ms: dict[str, float] = field(default_factory=dict)  # CPU per reference run
-    token_overhead: dict[str, float] = field(default_factory=dict)  # per request vs raw
-    ttft_ms: dict[str, float] = field(default_factory=dict)  # median time to first token
-    ttft_extra_ms: dict[str, float] = field(default_factory=dict)  # ... minus raw's (or floor)
-    fault_handled: dict[str, float] = field(default_factory=dict)  # share, 0..1
-    fault_errors: dict[str, float] = field(default_factory=dict)
-    fault_scenarios: int = 0
-    fault_missed: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "scenario (outcome)"
-    modules: dict[str, float] = field(default_factory=dict)
-    import_ms: dict[str, float] = field(default_factory=dict)
-    rss_mb: dict[str, float] = field(default_factory=dict)
-    scheduler_lines: int | None = None  # code lines of scheduler/
-    core_loop_lines: int | None = None  # code lines of the file holding the run loop
-    core_loop_path: str | None = None
-    baseline_lines: int | None = None  # code lines of langchain_baseline/
-    peak_rps: dict[str, float] = field(default_factory=dict)  # zero profile
-    debug_recall: dict[str, float] = field(default_factory=dict)  # best mode per engine
-    debug_bytes_per_fact: dict[str, float] = field(default_factory=dict)
-    debug_mode: dict[str, str] = field(default_factory=dict)
-    debug_localised: dict[str, float] = field(default_factory=dict)  # best mode's share
-    debug_cost_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # engine->mode->ms
-
-    @property
-    def langchain_engines(self) -> list[str]:
-        names = set(self.step_ms) | set(self.token_overhead) | set(self.fault_handled)
-        names |= set(self.peak_rps) | set(self.ttft_ms) | set(self.modules)
-        return [e for e in order_engines(names) if is_langchain(e)]
-
-
-def _clean(mapping: dict) -> dict:
-    return {
-        str(k): float(v)
-        for k, v in mapping.items()
-        if v is not None and not (isinstance(v, float) and math.isnan(v))
-    }
-
-
-def compute_facts(data: RunData) -> Facts:
-    """Gather the judged numbers from a run."""
-    engines = data.engines
-    lcs = [e for e in engines if is_langchain(e)]
-    langchain = LANGCHAIN_DEFAULT if LANGCHAIN_DEFAULT in engines else (lcs[0] if lcs else None)
-    self_built = "scheduler" if "scheduler" in engines else None
-    steps = step_overhead(data).set_index("engine")
-    tokens = token_stats(data).set_index("engine")
-    ttft = ttft_stats(data).set_index("engine")
-    faults = fault_scores(data).set_index("engine")
-    fm = fault_matrix(data)
-    missed = {
-        str(engine): tuple(
-            f"{r.scenario} ({r.outcome})" for r in g.itertuples() if not r.as_expected
-        )
-        for engine, g in fm.groupby("engine")
-    }
-    cpu = cpu_per_run(data).set_index("engine")
-    peak = peak_throughput(data).set_index("engine")
-    dbg = debug_best(data).set_index("engine")
-    fp = data.footprint.set_index("engine") if data.footprint is not None else None
-
-    def lines(component: str) -> tuple[int | None, str | None]:
-        cs = data.code_size
-        if cs is None:
-            return None, None
-        row = cs[cs["component"] == component]
-        if row.empty or pd.isna(row["logical_lines"].iloc[0]):
-            return None, None
-        return int(row["logical_lines"].iloc[0]), str(row["path"].iloc[0])
-
-    sched_lines, _ = lines("scheduler")
-    core_lines, core_path = lines("scheduler core loop")
-    base_lines, _ = lines("langchain_baseline")
-    debug_cost: dict[str, dict[str, float]] = {}
-    for row in debug_modes(data).itertuples():
-        if math.isfinite(row.mode_cost_ms):
-            debug_cost.setdefault(str(row.engine), {})[str(row.mode)] = float(row.mode_cost_ms)
-    return Facts(
-        langchain=langchain,
-        self_built=self_built,
-        step_ms=_clean(steps["median_ms"].to_dict()) if len(steps) else {},
-        step_cpu_ms=_clean(steps["cpu_median_ms"].to_dict()) if len(steps) else {},
-        cpu_run_ms=_clean(cpu["cpu_ms"].to_dict()) if len(cpu) else {},
-        token_overhead=_clean(tokens["overhead_per_request"].to_dict()) if len(tokens) else {},
-        ttft_ms=_clean(ttft["median_ms"].to_dict()) if len(ttft) else {},
-        ttft_extra_ms=_clean(ttft["added_ms"].to_dict()) if len(ttft) else {},
-        fault_handled=_clean(faults["handled"].to_dict()) if len(faults) else {},
-        fault_errors=_clean(faults["errors"].to_dict()) if len(faults) else {},
-        fault_scenarios=len(data.fault_scenarios),
-        fault_missed=missed,
-        modules=_clean(fp["modules"].to_dict()) if fp is not None else {},
-        import_ms=_clean(fp["import_ms"].to_dict()) if fp is not None else {},
-        rss_mb=_clean(fp["rss_mb"].to_dict()) if fp is not None else {},
-        scheduler_lines=sched_lines,
-        core_loop_lines=core_lines,
-        core_loop_path=core_path,
-        baseline_lines=base_lines,
-        peak_rps=_clean(peak["runs_per_s"].to_dict()) if len(peak) else {},
-        debug_recall=_clean(dbg["recall"].to_dict()) if len(dbg) else {},
-        debug_bytes_per_fact=_clean(dbg["bytes_per_fact"].to_dict()) if len(dbg) else {},
-        debug_mode={str(k): str(v) for k, v in dbg["mode"].to_dict().items()} if len(dbg) else {},
-        debug_localised=_clean(dbg["localised_best"].to_dict()) if len(dbg) else {},
-        debug_cost_ms=debug_cost,
-    )

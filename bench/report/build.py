@@ -10,8 +10,8 @@ from pathlib import Path
 
 from bench.report import charts as charts_mod
 from bench.report import sections
-from bench.report.analysis import Facts, compute_facts
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
+from bench.report.facts import Facts, compute_facts
 from bench.report.model import RunData
 from bench.report.rules import Claim, Rating, claims_ledger, decision_matrix
 

@@ -87,10 +87,24 @@ def _ttft(rows: list[TtftRow]) -> pd.DataFrame | None:
             "status": "error" if row.crashed else row.status,
             "ttft_ms": row.ttft_ms,
             "floor_ttft_ms": row.floor_ttft_ms,
+            "scripted_ttft_ms": row.scripted_ttft_ms,
+            "ttft_overhead_ms": row.ttft_overhead_ms,
         }
         for row in rows
     ]
     return pd.DataFrame(records) if records else None
+
+
+def fault_kind(scenario: Any) -> str:
+    """What a fault scenario probes: ``llm`` (the model's side fails: HTTP errors, timeouts,
+    broken streams — what retries are for), ``tool`` (a tool fails or hangs: timeouts,
+    breakers, error handling), else ``guard`` (the model misbehaves: loops, oversized
+    context, step limits, unapproved actions, malformed or unknown calls)."""
+    if any(turn.fault is not None for turn in scenario.script):
+        return "llm"
+    if any(t.behavior.raises or t.behavior.hangs or t.behavior.fail_times for t in scenario.tools):
+        return "tool"
+    return "guard"
 
 
 def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.DataFrame | None:
@@ -115,6 +129,7 @@ def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.Da
                 "description": " ".join(scenario.description.split()),
                 "tags": tags,
                 "fault": scenario.is_fault,
+                "fault_kind": fault_kind(scenario) if scenario.is_fault else None,
                 "expect_outcome": scenario.expect.outcome(),
                 "expect_status": scenario.expect.status,
                 "expect_termination": scenario.expect.termination,

@@ -64,6 +64,7 @@ SCENARIO_COLUMNS: dict[str, str] = {
     "tags": "tuple of tags",
     "fault": "True for failure scenarios (tag 'fault' or 'failure')",
     "expect_outcome": "the base expectation's outcome fields (scenarios.Expect.outcome)",
+    "fault_kind": "llm | tool | guard: what a fault scenario probes (report.load.fault_kind)",
     "expect_status": "the status a production agent should reach (base expectation)",
     "expect_termination": "the expected termination reason, or None",
     "expect_final_contains": "text the final answer must contain, or None",
@@ -106,6 +107,9 @@ TTFT_COLUMNS: dict[str, str] = {
     "status": "completed | failed | aborted | error",
     "ttft_ms": "time to the first token of the final answer through the engine's stream",
     "floor_ttft_ms": "the part of it the mock scripts (the same for every engine), or NA",
+    "scripted_ttft_ms": "what the mock scripted before the first answer token for the requests "
+    "this engine sent (its protocol: ReAct's text before 'Final Answer:' included)",
+    "ttft_overhead_ms": "ttft_ms minus scripted_ttft_ms: what the engine itself adds",
 }
 
 CODE_SIZE_COLUMNS: dict[str, str] = {
@@ -208,7 +212,7 @@ class RunData:
         object.__setattr__(self, "code_size", _conform(self.code_size, CODE_SIZE_COLUMNS))
         ttft = _conform(self.ttft, TTFT_COLUMNS)
         if ttft is not None:
-            for name in ("ttft_ms", "floor_ttft_ms"):
+            for name in ("ttft_ms", "floor_ttft_ms", "scripted_ttft_ms", "ttft_overhead_ms"):
                 ttft[name] = pd.to_numeric(ttft[name], errors="coerce")
         object.__setattr__(self, "ttft", ttft)
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from bench.engines.registry import REGISTRY
 from bench.report import analysis
-from bench.report.analysis import REFERENCE_LLM_LATENCY_MS, SHARE_THRESHOLDS, Facts
+from bench.report.analysis import SHARE_THRESHOLDS, breakeven_latency
 from bench.report.document import (
     Block,
     Bullets,
@@ -29,8 +30,20 @@ from bench.report.document import (
     Table,
     slug,
 )
-from bench.report.model import RAW, RunData, is_langchain, order_engines
-from bench.report.rules import UNMEASURED_CLAIMS, Claim, Rating, stars_text
+from bench.report.facts import Facts, Side, known
+from bench.report.model import RunData, is_langchain, order_engines
+from bench.report.rules import (
+    RATED,
+    UNMEASURED_CLAIMS,
+    Claim,
+    Rating,
+    debug_engine,
+    latency_text,
+    ms_ci,
+    ratio_ci,
+    stars_text,
+)
+from bench.report.verdicts import ratio
 from bench.results import fmt, stats
 
 P = Paragraph.of
@@ -53,131 +66,189 @@ def _slot(charts: Mapping[str, ChartSlot], key: str) -> list[Block]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _side_engine(side: Side | None, configuration: str) -> str | None:
+    return getattr(side, configuration) if side is not None else None
+
+
 def executive_summary(
     data: RunData, facts: Facts, matrix: Sequence[Rating], ledger: Sequence[Claim]
 ) -> Section:
-    lc, sb = facts.langchain, facts.self_built
+    """The recommendation a tech lead can act on, the few numbers that decide it (with their
+    intervals), what could not be measured, then the figures."""
     n_scen = len(set(data.runs["scenario"].dropna()))
-    n_runs = len(data.runs)
     blocks: list[Block] = [
         P(
-            f"{n_runs:,} timed runs of {n_scen} scenarios on {len(data.engines)} engines "
-            f"({', '.join(data.engines)}), all against the same scripted mock LLM. What the "
-            "numbers say, in plain words:"
-        )
+            f"{len(data.runs):,} timed runs of {n_scen} scenarios on {len(data.engines)} engines, "
+            "all against the same scripted mock LLM. Like is compared with like: LangChain's "
+            "docs default with our loop's plain configuration, each production configuration "
+            "with the other, streaming with streaming."
+        ),
+        *_recommendation(facts),
     ]
-    items: list[Paragraph] = []
-    lc_step, sb_step = facts.step_ms.get(lc or ""), facts.step_ms.get(sb or "")
-    raw_step = facts.step_ms.get(RAW)
-    if lc_step is not None and sb_step is not None:
-        text = (
-            f"Framework time: LangChain's {lc} spends {fmt.ms(lc_step)} per LLM step, "
-            f"{fmt.ratio(lc_step / max(sb_step, 1e-3))} the self-built {sb} ({fmt.ms(sb_step)})"
-        )
-        if raw_step is not None:
-            text += f" and {fmt.ratio(lc_step / max(raw_step, 1e-3))} a bare httpx loop ({fmt.ms(raw_step)})"
-        items.append(P(Strong("Speed. "), text + "."))
-        share = analysis.overhead_share(lc_step, REFERENCE_LLM_LATENCY_MS)
-        l1 = analysis.breakeven_latency(lc_step, 0.01)
-        items.append(
-            P(
-                Strong("Next to an LLM. "),
-                f"With {fmt.ms(REFERENCE_LLM_LATENCY_MS)} per LLM call that overhead is "
-                f"{fmt.pct(share)} of end-to-end time; it stays under 1 % whenever calls take "
-                f"longer than {_latency_text(l1)}.",
-            )
-        )
-    lc_peak = {e: v for e, v in facts.peak_rps.items() if is_langchain(e)}
-    if lc_peak and sb in facts.peak_rps:
-        best = max(lc_peak, key=lc_peak.get)
-        items.append(
-            P(
-                Strong("Throughput. "),
-                f"One process peaks at {lc_peak[best]:,.0f} runs/s with {best} (the best "
-                f"LangChain engine) and {facts.peak_rps[sb]:,.0f} runs/s with {sb}, on the "
-                "zero-latency mock (pure CPU).",
-            )
-        )
-    elif lc in facts.cpu_run_ms and sb in facts.cpu_run_ms:
-        items.append(
-            P(
-                Strong("CPU. "),
-                f"A run costs {fmt.ms(facts.cpu_run_ms[lc])} of CPU with {lc} and "
-                f"{fmt.ms(facts.cpu_run_ms[sb])} with {sb}.",
-            )
-        )
-    lc_tokens = {e: v for e, v in facts.token_overhead.items() if is_langchain(e)}
-    if lc_tokens:
-        parts = ", ".join(f"{e} {fmt.signed(v, fmt.count)}" for e, v in lc_tokens.items())
-        items.append(
-            P(Strong("Tokens. "), f"Extra prompt tokens per request over the raw loop: {parts}.")
-        )
-    if facts.fault_scenarios and lc in facts.fault_handled and sb in facts.fault_handled:
-        n = facts.fault_scenarios
-        items.append(
-            P(
-                Strong("Faults. "),
-                f"Of {n} fault scenarios, {sb} ended {round(facts.fault_handled[sb] * n)} the way a "
-                f"production agent should, {lc} {round(facts.fault_handled[lc] * n)}.",
-            )
-        )
-    lc_ttft, sb_ttft = facts.ttft_ms.get(lc or ""), facts.ttft_ms.get("scheduler-stream")
-    if lc_ttft is not None and sb_ttft is not None:
-        lc_x = facts.ttft_extra_ms.get(lc or "", lc_ttft)
-        sb_x = facts.ttft_extra_ms.get("scheduler-stream", sb_ttft)
-        items.append(
-            P(
-                Strong("Streaming. "),
-                f"The first token of the answer reaches the caller after {fmt.ms(lc_ttft)} "
-                f"through {lc} and {fmt.ms(sb_ttft)} through scheduler-stream: "
-                f"{fmt.ms(lc_x)} and {fmt.ms(sb_x)} more than through the raw loop.",
-            )
-        )
-    if lc in facts.debug_recall and sb in facts.debug_recall:
-        text = (
-            f"The most useful debug output of {lc} ({facts.debug_mode.get(lc or '', '?')}) shows "
-            f"{fmt.pct(facts.debug_recall[lc], decimals=0)} of a run's key facts, {sb}'s "
-            f"({facts.debug_mode.get(sb or '', '?')}) {fmt.pct(facts.debug_recall[sb], decimals=0)}"
-        )
-        loc_lc, loc_sb = facts.debug_localised.get(lc or ""), facts.debug_localised.get(sb or "")
-        if loc_lc is not None and loc_sb is not None:
-            text += (
-                f"; the failing step of a fault can be located in {fmt.pct(loc_lc, decimals=0)} of the fault "
-                f"scenarios with {lc}, {fmt.pct(loc_sb, decimals=0)} with {sb}"
-            )
-        items.append(P(Strong("Debugging. "), text + "."))
-    if lc in facts.modules:
-        text = f"Importing {lc} loads {facts.modules[lc]:,.0f} modules"
-        if lc in facts.import_ms:
-            text += f" in {fmt.ms(facts.import_ms[lc])}"
-        if sb in facts.modules:
-            text += f"; {sb} loads {facts.modules[sb]:,.0f}"
-        if facts.scheduler_lines:
-            text += f"; scheduler/ is {facts.scheduler_lines:,} lines of code"
-        items.append(P(Strong("Footprint. "), text + "."))
+    items = _headline_numbers(facts)
     counts = pd.Series([c.verdict for c in ledger]).value_counts()
     verdicts = ", ".join(
         f"{counts[v]} {v}"
-        for v in ("supported", "partly", "refuted", "not measured")
+        for v in ("supported", "partly", "refuted", "unsettled", "not measured")
         if v in counts
     )
     items.append(
-        P(Strong("The article's claims. "), f"Of {len(ledger)} measurable claims: {verdicts}.")
+        P(Strong("The article's claims. "), f"Of {len(ledger)} claims judged here: {verdicts}.")
     )
     blocks.append(Bullets(tuple(items)))
+    blocks.append(
+        P(
+            Strong("Not measured. "),
+            "How fast a team builds and maintains either over months, the learning curve, "
+            "documentation quality and prompt management: a benchmark cannot time people. "
+            "All numbers are from one machine"
+            + (
+                f" (yardstick {fmt.ms(facts.yardstick_ms)}: a fixed pure-Python loop; on a "
+                "machine where it is k× slower, the CPU-bound numbers are about k× larger)"
+                if facts.yardstick_ms
+                else ""
+            )
+            + ".",
+        )
+    )
     return Section("Executive summary", "executive-summary", tuple(blocks))
 
 
+def _recommendation(facts: Facts) -> list[Block]:
+    lc, sb = facts.langchain, facts.self_built
+    lc_prod, sb_prod = _side_engine(lc, "production"), _side_engine(sb, "production")
+    lc_eng = lc_prod or _side_engine(lc, "default")
+    step = facts.step_ms.get(lc_eng or "")
+    if lc_eng is None or not known(step):
+        return [P("Not enough data for a recommendation: no LangChain engine completed.")]
+    l1 = breakeven_latency(step.point, 0.01)
+    l10 = breakeven_latency(step.point, 0.10)
+    cpu = facts.cpu_run_ms.get(lc_eng)
+    sb_cpu = facts.cpu_run_ms.get(sb_prod or "")
+    lines: list[str] = []
+    text = (
+        f"If each LLM call takes more than {latency_text(l1)} (hosted models: 0.3–3 s), "
+        f"LangChain's framework time ({lc_eng}: {ms_ci(step)} per LLM step) is under 1 % of a "
+        "step: choose on features, team and ecosystem, not speed."
+    )
+    lines.append(text)
+    if known(cpu):
+        cores = cpu.point * 100 / 1000
+        text = (
+            f"It costs CPU, though: about {cores:.2f} cores per 100 runs/s of {lc_eng}"
+            + (f" against {sb_cpu.point * 100 / 1000:.2f} for {sb_prod}" if known(sb_cpu) else "")
+            + f" (zero-latency mock); with a fast local model (calls under {latency_text(l10)}) "
+            "the framework is more than 10 % of each step."
+        )
+        lines.append(text)
+    n = facts.fault_scenarios
+    builtins = lc.builtins if lc else None
+    if n and lc_prod and sb_prod and known(facts.fault_handled.get(lc_prod)):
+        ours = (
+            round(facts.fault_handled[sb_prod].point * n)
+            if sb_prod in facts.fault_handled
+            else None
+        )
+        theirs = round(facts.fault_handled[lc_prod].point * n)
+        custom = facts.configuration_statements(lc_prod).get("custom", 0)
+        text = f"Production guards: {lc_prod} handles {theirs}/{n} fault scenarios"
+        if builtins and known(facts.fault_handled.get(builtins)):
+            text += (
+                f" ({round(facts.fault_handled[builtins].point * n)}/{n} with LangChain's "
+                "built-in middleware alone"
+            )
+            text += (
+                f", the rest with {custom:,.0f} statements of custom middleware)" if custom else ")"
+            )
+        if ours is not None:
+            text += f"; our scheduler {ours}/{n}, built in."
+        lines.append(text)
+    return [P(Strong("Recommendation. "), " ".join(lines))]
+
+
+def _headline_numbers(facts: Facts) -> list[Paragraph]:
+    items: list[Paragraph] = []
+    lc, sb = facts.langchain, facts.self_built
+    for configuration in ("default", "production"):
+        a, b = _side_engine(lc, configuration), _side_engine(sb, configuration)
+        if a and b and known(facts.step_ms.get(a)) and known(facts.step_ms.get(b)):
+            r = ratio(facts.step_ms[a], facts.step_ms[b])
+            items.append(
+                P(
+                    Strong(f"Speed, {configuration} configurations. "),
+                    f"{a} {ms_ci(facts.step_ms[a])} per LLM step, {b} {ms_ci(facts.step_ms[b])}: "
+                    f"{ratio_ci(r)}.",
+                )
+            )
+    spread = facts.step_spread.get(_side_engine(lc, "default") or "")
+    if spread is not None and math.isfinite(spread.low):
+        items.append(
+            P(
+                Strong("It depends on the scenario. "),
+                f"{_side_engine(lc, 'default')}'s overhead per step ranges from "
+                f"{fmt.ms(spread.low)} ({spread.lowest}) to {fmt.ms(spread.high)} "
+                f"({spread.highest}): it grows with context size and answer length.",
+            )
+        )
+    tool_calling = {
+        e: v.point
+        for e, v in facts.token_overhead.items()
+        if is_langchain(e) and REGISTRY.get(e) is not None and REGISTRY[e].protocol == "tools"
+    }
+    react = facts.token_overhead.get("lc-react")
+    if tool_calling:
+        text = (
+            "Tool-calling LangChain agents send the raw loop's tokens "
+            f"({', '.join(f'{e} {fmt.signed(v, fmt.count)}' for e, v in tool_calling.items())} "
+            "per request)"
+        )
+        if known(react):
+            text += f"; only text ReAct adds {fmt.signed(react.point, fmt.count)} per request"
+        items.append(P(Strong("Tokens. "), text + "."))
+    for configuration in ("default", "production"):
+        a, b = _side_engine(lc, configuration), _side_engine(sb, configuration)
+        if a and b and known(facts.ttft_added_ms.get(a)) and known(facts.ttft_added_ms.get(b)):
+            items.append(
+                P(
+                    Strong(f"Streaming, {configuration}. "),
+                    f"to the first token of the answer {a} adds {ms_ci(facts.ttft_added_ms[a])}, "
+                    f"{b} {ms_ci(facts.ttft_added_ms[b])} (over what the mock scripted).",
+                )
+            )
+    lc_dbg, sb_dbg = debug_engine(facts, lc), debug_engine(facts, sb)
+    if lc_dbg and sb_dbg:
+        items.append(
+            P(
+                Strong("Debugging. "),
+                f"the most useful debug output of {lc_dbg} ({facts.debug_mode.get(lc_dbg)}) "
+                f"holds {fmt.pct(facts.debug_recall[lc_dbg], decimals=0)} of a run's key facts, "
+                f"{sb_dbg}'s ({facts.debug_mode.get(sb_dbg)}) "
+                f"{fmt.pct(facts.debug_recall[sb_dbg], decimals=0)}.",
+            )
+        )
+    lc_def = _side_engine(lc, "default")
+    if lc_def and known(facts.modules.get(lc_def)):
+        text = f"importing {lc_def} loads {facts.modules[lc_def].point:,.0f} modules"
+        if known(facts.import_ms.get(lc_def)):
+            text += f" in {fmt.ms(facts.import_ms[lc_def].point)}"
+        sb_prod = _side_engine(sb, "production")
+        if sb_prod and known(facts.modules.get(sb_prod)):
+            text += f"; {sb_prod} {facts.modules[sb_prod].point:,.0f}"
+        items.append(P(Strong("Footprint. "), text + "."))
+    return items
+
+
 def decision_matrix(matrix: Sequence[Rating]) -> Section:
+    labels = list(dict.fromkeys(label for r in matrix for label, _ in r.stars))
     rows = []
     for r in matrix:
-        css = "stars" if r.langchain is not None or r.self_built is not None else "not-measured"
+        measured = bool(r.stars)
+        css = "stars" if measured else "not-measured"
         rows.append(
             (
                 r.dimension,
                 f"{r.article[0]} / {r.article[1]}",
-                Cell(stars_text(r.langchain), css),
-                Cell(stars_text(r.self_built), css),
+                *(Cell(stars_text(r.of(label)), css) for label in labels),
                 r.basis,
                 r.rule,
             )
@@ -186,8 +257,7 @@ def decision_matrix(matrix: Sequence[Rating]) -> Section:
         (
             "dimension",
             "article (LangChain / self-built)",
-            "LangChain, measured",
-            "self-built, measured",
+            *(f"{label}, measured" for label in labels),
             "measured numbers",
             "rule",
         ),
@@ -201,9 +271,9 @@ def decision_matrix(matrix: Sequence[Rating]) -> Section:
         "decision-matrix",
         (
             P(
-                "The article's matrix, re-rated from measurements. 'LangChain' is the default "
-                "AgentExecutor (as LangChain's docs write it); 'self-built' is our scheduler with "
-                "all production features on. Dimensions that depend on people and time are not "
+                "The article's matrix, re-rated from the same facts as the claims ledger. Each "
+                f"side is rated on {RATED} (LangChain's create_agent with its middleware, our "
+                "scheduler with its guards). Dimensions that depend on people and time are not "
                 "measured here and say so."
             ),
             table,
@@ -223,65 +293,73 @@ def claims_ledger(ledger: Sequence[Claim]) -> Section:
         for i, c in enumerate(ledger, 1)
     )
     table = Table(
-        ("#", "the article says", "measured", "verdict", "rule"),
+        (
+            "#",
+            "the article says",
+            "measured (each part: [verdict] numbers [95 % interval])",
+            "verdict",
+            "rule",
+        ),
         rows,
-        caption="Each verdict is computed from the measured numbers by the stated rule.",
+        caption="Each part is decided on the point estimates and on 1,000 bootstrap resamples; "
+        "'unsettled' when fewer than 95 % of the resamples agree. A CPU-bound part says on how "
+        "much slower (or faster) a CPU it would read otherwise.",
         css="claims-ledger",
     )
     return Section(
         "Claims ledger",
         "claims-ledger",
         (
-            P("Each measurable claim of the article, the number we measured, and the verdict."),
+            P("Each measurable claim of the article, the numbers we measured, and the verdict."),
             table,
-            P("Claims this benchmark does not measure:"),
+            P("Claims this benchmark does not (yet) measure:"),
             Bullets(tuple(P(t) for t in UNMEASURED_CLAIMS)),
         ),
     )
 
 
 def when_to_choose(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> Section:
-    steps = analysis.step_overhead(data)
-    if steps.empty:
+    if not facts.step_ms:
         return Section(
             "When to choose which",
             "when-to-choose-which",
             (Note("No completed happy-path runs: nothing to derive."),),
         )
-    cpu = analysis.cpu_per_run(data).set_index("engine")["cpu_ms"].to_dict()
-    basis = analysis.cpu_per_run(data)["basis"].iloc[0] if cpu else "n/a"
     rows = []
-    for _, r in steps.iterrows():
-        e, o = r["engine"], r["median_ms"]
-        c = cpu.get(e)
+    for engine in order_engines(facts.step_ms):
+        step = facts.step_ms[engine]
+        cpu = facts.cpu_run_ms.get(engine)
         rows.append(
             (
-                e,
-                fmt.ms(o),
+                engine,
+                _role(engine),
+                ms_ci(step),
                 *(
-                    _latency_text(analysis.breakeven_latency(o, s))
+                    _latency_text(analysis.breakeven_latency(step.point, s))
                     for s in reversed(SHARE_THRESHOLDS)
                 ),
-                fmt.ms(c),
-                fmt.count(1000 / c if c else None),
-                fmt.count(facts.peak_rps.get(e)),
+                fmt.ms(cpu.point) if known(cpu) else "–",
+                fmt.num(cpu.point * 100 / 1000, "{:.2f}") if known(cpu) else "–",
+                fmt.count(facts.peak_rps[engine].point) if engine in facts.peak_rps else "–",
             )
         )
     table = Table(
         (
             "engine",
-            "overhead / LLM step",
+            "role",
+            "overhead / LLM step [95 %]",
             "LLM latency for < 10 %",
             "< 5 %",
             "< 1 %",
-            f"CPU per run ({basis})",
-            "runs/s that fill one core",
-            "measured peak runs/s",
+            f"CPU per run ({analysis.REFERENCE_SCENARIO})",
+            "cores per 100 runs/s",
+            "measured peak runs/s (1 process)",
         ),
         tuple(rows),
-        caption="Derived: overhead share = o ÷ (o + L) per LLM step; the latency columns solve "
-        "for L. 'runs/s that fill one core' = 1000 ÷ CPU ms per run.",
-        numeric=(1, 2, 3, 4, 5, 6, 7),
+        caption="Overhead per step: geometric mean over the happy-path scenarios of each "
+        "scenario's median, bootstrap interval over rounds. Overhead share = o ÷ (o + L); the "
+        "latency columns solve for L. Cores per 100 runs/s = CPU ms per run × 100 ÷ 1000.",
+        numeric=(2, 3, 4, 5, 6, 7, 8),
     )
     blocks: list[Block] = [
         P(
@@ -290,100 +368,66 @@ def when_to_choose(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot])
             "(or starts) mattering."
         ),
         table,
+        Bullets(tuple(_choose_bullets(facts))),
+        *_slot(charts, "overhead_share"),
     ]
-    sb = facts.self_built
-    sb_step = facts.step_ms.get(sb or "")
-    extra_rows = []
-    if sb_step is not None:
-        for e, o in facts.step_ms.items():
-            if not is_langchain(e):
-                continue
-            c_e, c_s = cpu.get(e), cpu.get(sb)
-            extra_cpu = (c_e - c_s) if c_e is not None and c_s is not None else None
-            extra_rows.append(
-                (
-                    e,
-                    fmt.ms(o - sb_step),
-                    *(
-                        _latency_text(analysis.breakeven_extra_latency(o, sb_step, s))
-                        for s in reversed(SHARE_THRESHOLDS)
-                    ),
-                    fmt.count(1000 / extra_cpu if extra_cpu and extra_cpu > 0 else None),
-                )
-            )
-    if extra_rows:
-        blocks.append(
-            Table(
-                (
-                    "LangChain engine",
-                    f"extra per step over {sb}",
-                    "extra < 10 % above",
-                    "extra < 5 % above",
-                    "extra < 1 % above",
-                    "runs/s at which the extra CPU fills a core",
-                ),
-                tuple(extra_rows),
-                caption=f"What moving from {sb} to a LangChain engine costs: extra ÷ (o + L).",
-                numeric=(1, 2, 3, 4, 5),
-            )
-        )
-    blocks.append(Bullets(tuple(_choose_bullets(facts, cpu))))
-    blocks.extend(_slot(charts, "overhead_share"))
     return Section("When to choose which", "when-to-choose-which", tuple(blocks))
 
 
-def _choose_bullets(facts: Facts, cpu: Mapping[str, float]) -> list[Paragraph]:
+def _role(engine: str) -> str:
+    spec = REGISTRY.get(engine)
+    if spec is None:
+        return "–"
+    return spec.role_label + (", streams" if spec.streams else "")
+
+
+def _choose_bullets(facts: Facts) -> list[Paragraph]:
     lc, sb = facts.langchain, facts.self_built
     out: list[Paragraph] = []
-    lc_step = facts.step_ms.get(lc or "")
-    if lc_step is not None:
-        l1, l10 = (analysis.breakeven_latency(lc_step, s) for s in (0.01, 0.10))
+    for configuration in ("default", "production"):
+        a = _side_engine(lc, configuration)
+        if a is None or not known(facts.step_ms.get(a)):
+            continue
+        step = facts.step_ms[a].point
+        l1, l10 = (analysis.breakeven_latency(step, s) for s in (0.01, 0.10))
         out.append(
             P(
-                Strong("Latency. "),
-                f"{lc}'s overhead stops mattering (under 1 % of a step) when each LLM call takes "
-                f"more than {_latency_text(l1)}, and is under 10 % above {_latency_text(l10)}. "
-                "Hosted models usually take 300 ms – 3 s per call.",
-            )
-        )
-    c = cpu.get(lc or "")
-    if c:
-        text = f"{lc} fills one CPU core at about {1000 / c:,.0f} runs/s"
-        if cpu.get(sb):
-            text += f"; {sb} at about {1000 / cpu[sb]:,.0f} runs/s"
-        out.append(
-            P(
-                Strong("Load. "),
-                text + ". Python runs one core per process, so beyond "
-                "that you add processes — or a lighter loop.",
+                Strong(f"Latency ({configuration}). "),
+                f"{a}'s overhead is under 1 % of a step when each LLM call takes more than "
+                f"{_latency_text(l1)}, under 10 % above {_latency_text(l10)}.",
             )
         )
     react = facts.token_overhead.get("lc-react")
-    if react is not None and react >= 50:
+    if known(react) and react.point >= 50:
         out.append(
             P(
                 Strong("Tokens. "),
-                f"Text ReAct prompts cost {fmt.signed(react, fmt.count)} tokens per request; tool-calling agents "
-                "do not have that cost. Prefer tool calling, whichever loop you use.",
+                f"Text ReAct prompts cost {fmt.signed(react.point, fmt.count)} tokens per request; "
+                "tool-calling agents do not. Prefer tool calling, whichever loop you use.",
             )
         )
-    if facts.fault_scenarios and lc in facts.fault_handled and sb in facts.fault_handled:
-        gap = facts.fault_handled[sb] - facts.fault_handled[lc]
-        n = facts.fault_scenarios
-        if gap > 0:
-            out.append(
-                P(
-                    Strong("Fault handling. "),
-                    f"{sb} ended {round(facts.fault_handled[sb] * n)} of {n} fault scenarios the "
-                    f"way production needs, {lc} {round(facts.fault_handled[lc] * n)} (see the "
-                    "fault matrix): with LangChain, budget for the missing retries, timeouts, "
-                    "breakers and guards yourself.",
-                )
+    n = facts.fault_scenarios
+    lc_prod, sb_prod = _side_engine(lc, "production"), _side_engine(sb, "production")
+    if (
+        n
+        and lc_prod
+        and sb_prod
+        and lc_prod in facts.fault_handled
+        and sb_prod in facts.fault_handled
+    ):
+        theirs = round(facts.fault_handled[lc_prod].point * n)
+        ours = round(facts.fault_handled[sb_prod].point * n)
+        custom = facts.configuration_statements(lc_prod).get("custom", 0)
+        if theirs >= ours:
+            text = (
+                f"Configured for production, {lc_prod} handles the fault scenarios as well as "
+                f"{sb_prod} ({theirs}/{n} vs {ours}/{n})"
             )
         else:
-            out.append(
-                P(Strong("Fault handling. "), f"{lc} handled the fault scenarios as well as {sb}.")
-            )
+            text = f"{sb_prod} handles {ours}/{n} fault scenarios, {lc_prod} {theirs}/{n}"
+        if custom:
+            text += f"; LangChain's needs {custom:,.0f} statements of custom middleware"
+        out.append(P(Strong("Fault handling. "), text + " (see the fault matrix)."))
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bench.metadata import now_iso
+from bench.metadata import now_iso, yardstick_ms
 from bench.results import fmt, stats
 from bench.results.files import FOOTPRINT_CSV, SUMMARY, THROUGHPUT_CSV, TTFT_CSV
 from bench.results.load import RunFolder, finished_repeats, finished_ttft, load_run_folder
@@ -180,6 +180,8 @@ def finish_run(
     ttft_left = sum(len(b.repeats) for b in build_ttft_plan(config, scenarios, ttft_done))
     complete = left.timed_runs == 0 and lost_levels == 0 and ttft_left == 0
     meta["ended_at"] = now_iso()
+    # the machine's speed again at the end: a drift says the machine got busier (or quieter)
+    meta.setdefault("machine", {})["yardstick_end_ms"] = yardstick_ms()
     meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
     meta["complete"] = complete
     meta["outcome"] = {

@@ -1,4 +1,9 @@
-"""Synthetic benchmark results for the report's tests: every number is a parameter."""
+"""Synthetic benchmark results for the report's tests: every number is a parameter.
+
+Engines are the registry's (those it knows today): the floor, our scheduler in its plain and
+production configurations, LangChain's default engines and, where registered, its
+production configurations. Runs are spread over rounds like the runner's.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +12,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bench.engines.registry import REGISTRY
 from bench.report.model import RunData
 
-ENGINES = (
+WANTED = (
     "raw",
+    "scheduler-plain",
     "scheduler",
     "scheduler-stream",
+    "lc-create-agent",
+    "lc-create-agent-prod",
     "lc-agentexecutor",
     "lc-agentexecutor-nostream",
+    "lc-agentexecutor-prod",
     "lc-react",
-    "lc-create-agent",
 )
+ENGINES = tuple(e for e in WANTED if e in REGISTRY)
+LC_PROD = "lc-create-agent-prod" if "lc-create-agent-prod" in REGISTRY else "lc-create-agent"
 HAPPY = {"customer_returns": 3, "single_tool": 2, "long_conversation": 2}
 FAULTS = {
     "tool_flaky": 4,
@@ -26,6 +37,14 @@ FAULTS = {
     "llm_server_error": 2,
     "max_steps": 5,
 }
+FAULT_KINDS = {
+    "tool_flaky": "tool",
+    "tool_timeout": "tool",
+    "llm_rate_limit": "llm",
+    "llm_server_error": "llm",
+    "max_steps": "guard",
+}
+ROUNDS = 4
 HOSTILE = '<script>alert(1)</script><img src=x onerror="window.__pwned=true">'
 
 
@@ -34,24 +53,32 @@ class Params:
     step_ms: dict[str, float] = field(
         default_factory=lambda: {
             "raw": 0.17,
+            "scheduler-plain": 0.30,
             "scheduler": 0.35,
             "scheduler-stream": 0.5,
+            "lc-create-agent": 2.4,
+            "lc-create-agent-prod": 3.0,
             "lc-agentexecutor": 4.5,
             "lc-agentexecutor-nostream": 2.3,
+            "lc-agentexecutor-prod": 2.6,
             "lc-react": 5.0,
-            "lc-create-agent": 2.4,
         }
     )
+    noise: float = 0.1  # lognormal sigma of each run's step time
     cpu_share: float = 0.95  # CPU ms = share x overhead
     tokens_base: int = 300
     token_overhead: dict[str, float] = field(
         default_factory=lambda: {"lc-react": 160.0, "lc-agentexecutor": 2.0}
     )
-    ttft_ms: dict[str, float] = field(
+    # what each engine adds to the time to first token (the TTFT phase)
+    ttft_added_ms: dict[str, float] = field(
         default_factory=lambda: {
-            "scheduler-stream": 0.4,
-            "lc-agentexecutor": 3.0,
-            "lc-create-agent": 2.0,
+            "raw": 0.1,
+            "scheduler-plain": 0.4,
+            "scheduler": 0.45,
+            "lc-create-agent": 3.0,
+            "lc-create-agent-prod": 3.5,
+            "lc-agentexecutor": 9.0,
         }
     )
     # engine -> scenario -> status; default: completed with the right answer
@@ -67,33 +94,40 @@ class Params:
     modules: dict[str, float] = field(
         default_factory=lambda: {
             "raw": 210,
-            "scheduler": 260,
-            "scheduler-stream": 260,
+            "scheduler-plain": 260,
+            "scheduler": 270,
+            "scheduler-stream": 270,
+            "lc-create-agent": 1900,
+            "lc-create-agent-prod": 1950,
             "lc-agentexecutor": 1640,
             "lc-agentexecutor-nostream": 1640,
             "lc-react": 1650,
-            "lc-create-agent": 1900,
         }
     )
-    scheduler_lines: int = 480
-    baseline_lines: int = 150
+    scheduler_lines: int = 2400  # the package
+    loop_lines: int = 300  # the core loop file
+    config_statements: dict[str, tuple[int, int]] = field(  # engine -> (built-in, custom)
+        default_factory=lambda: {"scheduler": (2, 13), "lc-create-agent-prod": (15, 60)}
+    )
     peak_rps: dict[str, float] = field(
         default_factory=lambda: {
             "raw": 2000,
+            "scheduler-plain": 950,
             "scheduler": 900,
             "scheduler-stream": 700,
+            "lc-create-agent": 120,
+            "lc-create-agent-prod": 90,
             "lc-agentexecutor": 70,
             "lc-agentexecutor-nostream": 130,
             "lc-react": 60,
-            "lc-create-agent": 120,
         }
     )
-    # engine -> (mode, recall, bytes, failing step localised)
-    debug: dict[str, tuple[str, float, float, bool]] = field(
+    # engine -> {mode: (recall, bytes, failing call localised)}
+    debug: dict[str, dict[str, tuple[float, float, bool]]] = field(
         default_factory=lambda: {
-            "scheduler": ("trace", 0.95, 3000, True),
-            "lc-agentexecutor": ("verbose", 0.6, 40000, False),
-            "lc-create-agent": ("debug", 0.7, 90000, False),
+            "scheduler": {"tree": (0.65, 1200, True), "json": (0.95, 3000, True)},
+            "lc-create-agent": {"set-debug": (0.7, 90000, False)},
+            "lc-agentexecutor": {"verbose": (0.6, 40000, False)},
         }
     )
     repeats: int = 12
@@ -115,18 +149,19 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
     for engine in p.engines:
         for scenario, calls in {**happy, **FAULTS}.items():
             status = p.fault_status.get(engine, {}).get(scenario, "completed")
-            for _ in range(p.repeats):
-                step = p.step_ms[engine] * rng.lognormal(0, 0.1)
+            for i in range(p.repeats):
+                step = p.step_ms[engine] * rng.lognormal(0, p.noise)
                 overhead = step * calls
                 tool = 0.05 * calls
                 tpr = p.tokens_base + p.token_overhead.get(engine, 0.0)
-                ttft = p.ttft_ms.get(engine)
                 rows.append(
                     {
                         "engine": engine,
                         "scenario": scenario,
+                        "round": i % ROUNDS,
+                        "repeat": i,
                         "status": status,
-                        "termination": "stop" if status == "completed" else "tool_timeout",
+                        "termination": "stop" if status == "completed" else "timeout",
                         "wall_ms": overhead + tool,
                         "cpu_ms": overhead * p.cpu_share,
                         "tool_ms": tool,
@@ -135,7 +170,7 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
                         "tool_calls": calls - 1,
                         "prompt_tokens": int(tpr * calls),
                         "completion_tokens": 20 * calls,
-                        "ttft_ms": None if ttft is None else ttft * rng.lognormal(0, 0.1),
+                        "ttft_ms": None,
                         "final_answer": p.final_answer + evil if status == "completed" else None,
                         "error": None if status == "completed" else "ToolTimeout: slow" + evil,
                         "tools": ["lookup" + evil] * (calls - 1),
@@ -150,6 +185,7 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
                 "description": p.scenario_description + evil,
                 "tags": ("fault",) if name in FAULTS else ("happy-path", *([evil] if evil else [])),
                 "fault": name in FAULTS,
+                "fault_kind": FAULT_KINDS.get(name),
                 "expect_outcome": {"status": "completed", "final_contains": "30 days"},
                 "expect_status": "completed",
                 "expect_termination": None,
@@ -161,100 +197,118 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
     )
     if not p.with_optional:
         return RunData(runs=runs, scenarios=scen, meta={"run_id": "synthetic"})
-    footprint = pd.DataFrame(
-        [
-            {"engine": e, "import_ms": m * 0.45, "modules": m, "rss_mb": 20 + m / 25}
-            for e, m in p.modules.items()
-            if e in p.engines
-        ]
-    )
-    tp = []
-    for e, peak in p.peak_rps.items():
-        if e not in p.engines:
-            continue
-        for profile, scale in (("zero", 1.0), ("realistic", 0.05)):
-            for c in (1, 10, 50):
-                rps = min(peak * scale * c / 5, peak * scale) if profile == "zero" else c * 0.9
-                rps = min(rps, peak)
-                tp.append(
-                    {
-                        "engine": e,
-                        "latency_profile": profile,
-                        "concurrency": c,
-                        "runs_per_s": rps,
-                        "p50_ms": 1000 * c / rps,
-                        "p95_ms": 1300 * c / rps,
-                        "p99_ms": 1500 * c / rps,
-                    }
-                )
-    dbg = []
-    for e, (mode, recall, nbytes, localised) in p.debug.items():
-        for s in ("tool_flaky", "tool_timeout"):
-            dbg.append(
-                {
-                    "engine": e,
-                    "mode": mode + evil,
-                    "scenario": s,
-                    "recall": recall,
-                    "bytes": nbytes,
-                    "bytes_per_fact": nbytes / max(recall * 8, 1e-9),
-                    "localised": localised,
-                    "mode_cost_ms": 0.1,
-                }
-            )
-        dbg.append(
-            {
-                "engine": e,
-                "mode": "off",
-                "scenario": "tool_flaky",
-                "recall": 0.0,
-                "bytes": 0,
-                "bytes_per_fact": None,
-                "localised": False,
-                "mode_cost_ms": 0.0,
-            }
-        )
-    code = pd.DataFrame(
-        [
-            {
-                "component": "scheduler",
-                "part": "code",
-                "path": "scheduler",
-                "files": 9,
-                "statements": p.scheduler_lines,
-                "logical_lines": p.scheduler_lines,
-            },
-            {
-                "component": "scheduler core loop",
-                "part": "code",
-                "path": "scheduler/agent.py",
-                "files": 1,
-                "statements": min(p.scheduler_lines, 250),
-                "logical_lines": min(p.scheduler_lines, 250),
-            },
-            {
-                "component": "langchain_baseline",
-                "part": "code",
-                "path": "langchain_baseline",
-                "files": 4,
-                "statements": p.baseline_lines,
-                "logical_lines": p.baseline_lines,
-            },
-        ]
-    )
     return RunData(
         runs=runs,
         scenarios=scen,
         meta={
             "run_id": "synthetic",
             "python": "3.11.7",
-            "machine": {"cpu": "Synthetic CPU", "cpu_count": 2},
+            "machine": {"cpu": "Synthetic CPU", "cpu_count": 2, "yardstick_ms": 25.0},
             "git": {"sha": "0123abc"},
             "packages": {"langchain": "1.0.0", "httpx": "0.28.1", "zzz": "1" + evil},
             "hostname": "box" + evil,
         },
-        footprint=footprint,
-        throughput=pd.DataFrame(tp),
-        debuggability=pd.DataFrame(dbg),
-        code_size=code,
+        footprint=_footprint(p),
+        throughput=_throughput(p),
+        debuggability=_debuggability(p, evil),
+        code_size=_code(p),
+        ttft=_ttft(p, rng),
     )
+
+
+def _footprint(p: Params) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"engine": e, "import_ms": m * 0.45, "modules": m, "rss_mb": 20 + m / 25}
+            for e, m in p.modules.items()
+            if e in p.engines
+        ]
+    )
+
+
+def _throughput(p: Params) -> pd.DataFrame:
+    tp = []
+    for e, peak in p.peak_rps.items():
+        if e not in p.engines:
+            continue
+        for c in (1, 10, 50):
+            rps = min(peak * c / 5, peak)
+            tp.append(
+                {
+                    "engine": e,
+                    "latency_profile": "zero",
+                    "concurrency": c,
+                    "runs_per_s": rps,
+                    "p50_ms": 1000 * c / rps,
+                    "p95_ms": 1300 * c / rps,
+                    "p99_ms": 1500 * c / rps,
+                }
+            )
+    return pd.DataFrame(tp)
+
+
+def _debuggability(p: Params, evil: str) -> pd.DataFrame:
+    rows = []
+    for e, modes in p.debug.items():
+        for mode, (recall, nbytes, localised) in modes.items():
+            for s in ("tool_flaky", "tool_timeout"):
+                rows.append(
+                    {
+                        "engine": e,
+                        "mode": mode + evil,
+                        "scenario": s,
+                        "recall": recall,
+                        "bytes": nbytes,
+                        "bytes_per_fact": nbytes / max(recall * 8, 1e-9),
+                        "localised": localised,
+                        "mode_cost_ms": 0.1,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _code(p: Params) -> pd.DataFrame:
+    rows = [
+        ("scheduler", "code", "scheduler", p.scheduler_lines),
+        ("scheduler core loop", "code", "scheduler/loop.py", p.loop_lines),
+        ("langchain_baseline", "code", "langchain_baseline", 150),
+    ]
+    for engine, (builtin, custom) in p.config_statements.items():
+        rows.append((f"{engine} configuration", "built-in", f"{engine}::builtin", builtin))
+        rows.append((f"{engine} configuration", "custom", f"{engine}::custom", custom))
+    return pd.DataFrame(
+        [
+            {
+                "component": c,
+                "part": part,
+                "path": path,
+                "files": 1,
+                "statements": n,
+                "nodes": n * 8,
+                "logical_lines": n,
+            }
+            for c, part, path, n in rows
+        ]
+    )
+
+
+def _ttft(p: Params, rng: np.random.Generator) -> pd.DataFrame:
+    rows = []
+    for engine, added in p.ttft_added_ms.items():
+        if engine not in p.engines:
+            continue
+        for _ in range(10):
+            own = added * rng.lognormal(0, p.noise)
+            rows.append(
+                {
+                    "engine": engine,
+                    "scenario": "streaming_long_answer",
+                    "latency_profile": "ttft",
+                    "status": "completed",
+                    "ttft_ms": 200.0 + own,
+                    "floor_ttft_ms": 200.0,
+                    "scripted_ttft_ms": 200.0,
+                    "ttft_overhead_ms": own,
+                }
+            )
+    return pd.DataFrame(rows)

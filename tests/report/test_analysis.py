@@ -68,9 +68,10 @@ def test_token_overhead_turn_by_turn() -> None:
 
 def test_ttft_is_judged_on_the_scenarios_made_for_it() -> None:
     data = make(Params(repeats=2))
+    data = data.with_(runs=data.runs.assign(ttft_ms=5.0), ttft=None)
     assert analysis.ttft_scenarios(data) == ["customer_returns", "long_conversation", "single_tool"]
     scenarios = data.scenarios.copy()
     scenarios.loc[scenarios["scenario"] == "single_tool", "tags"] = [("happy-path", "ttft")]
     tagged = data.with_(scenarios=scenarios)
     assert analysis.ttft_scenarios(tagged) == ["single_tool"]
-    assert analysis.ttft_stats(tagged)["runs"].tolist() == [2, 2, 2]
+    assert set(analysis.ttft_stats(tagged)["runs"]) == {2}  # the two runs of single_tool

@@ -1,0 +1,337 @@
+"""Every number the decision matrix and the claims ledger decide on, with its uncertainty.
+
+Each fact is a ``bench.results.stats.Estimate``: a point, a 95 % interval, and the statistic
+on every bootstrap resample, so a rule can be evaluated resample by resample
+(``bench.report.verdicts``) and say when the data does not settle it. How each is made:
+
+- **overhead and CPU per LLM step** (``step_ms``, ``step_cpu_ms``): per happy-path scenario,
+  the median of each run's (framework overhead ÷ LLM calls), completed runs, zero latency;
+  pooled as the *geometric mean over scenarios* (each scenario weighted once, whatever its
+  run count), over the scenarios every measured engine completed. The interval resamples
+  whole rounds (a round is a fresh worker process per engine) when the run has at least
+  three, else runs. ``step_spread`` keeps the per-scenario medians (the overhead grows with
+  context size and answer length; a single number hides that).
+- **CPU per run** (``cpu_run_ms``): median CPU of one ``customer_returns`` run, same resampling.
+- **tokens per request over raw** (``token_overhead``): exact (the bodies are deterministic).
+- **time to first token added by the engine** (``ttft_added_ms``): the TTFT phase's median of
+  TTFT minus what the mock scripted for the requests that engine sent (its protocol: for
+  ReAct, the "Thought: … Final Answer:" text streamed before the answer is the mock's, not
+  the engine's), resampled over runs.
+- **fault handling** (``fault_handled``): the share of fault scenarios whose usual outcome
+  meets the scenario's base outcome (``analysis.fault_matrix``); exact, per kind too.
+- **footprint, code sizes, debug scores**: as measured (exact).
+
+Engines are named by the registry; the representatives of each side (``Sides``) are the
+engines a verdict compares, like with like (``bench.engines.registry.counterpart``).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.engines.registry import REGISTRY, REPRESENTATIVE
+from bench.report import analysis
+from bench.report.model import RAW, RunData
+from bench.results import stats
+from bench.results.load import run_seed
+from bench.results.stats import Estimate
+
+RESAMPLES = 1000
+MIN_ROUNDS_TO_GROUP = 3
+REFERENCE_SCENARIO = analysis.REFERENCE_SCENARIO
+
+
+def exact(value: float | None, resamples: int = RESAMPLES) -> Estimate:
+    """A number known without sampling error (a count, a deterministic token total)."""
+    point = math.nan if value is None else float(value)
+    return Estimate(point, point, point, np.full(resamples, point))
+
+
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """a − b of two independent estimates, resample by resample."""
+    drawn = a.resamples - b.resamples
+    low, high = stats.interval(drawn)
+    return Estimate(a.point - b.point, low, high, drawn)
+
+
+def known(estimate: Estimate | None) -> bool:
+    return estimate is not None and math.isfinite(estimate.point)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the comparison: a family, and its engines for each configuration."""
+
+    family: str  # registry family: "scheduler", "langchain", ...
+    label: str  # "self-built scheduler", "LangChain"
+    default: str | None  # the engine of the docs' default (ours: guards off)
+    production: str | None  # the production configuration
+    builtins: str | None = None  # the production configuration without its custom code
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        return tuple(e for e in (self.default, self.production) if e is not None)
+
+
+def _side(family: str, engines: set[str]) -> Side | None:
+    """The representative engines of ``family`` that ran (registry: REPRESENTATIVE, then the
+    same family's engines of each configuration, streaming like the representative)."""
+    specs = [s for s in REGISTRY.values() if s.family == family and s.name in engines]
+    if not specs:
+        return None
+    lead = REPRESENTATIVE.get(family)
+    lead_spec = REGISTRY.get(lead) if lead else None
+    streams = lead_spec.streams if lead_spec is not None else False
+
+    def pick(configuration: str) -> str | None:
+        names = [s.name for s in specs if s.configuration == configuration and not s.outcome_only]
+        if lead in names:
+            return lead
+        # the representative's own production variant first (lc-create-agent -> ...-prod),
+        # then an engine that streams as the representative does, then any
+        preferred = [n for n in names if lead and n.startswith(lead)]
+        alike = [n for n in names if REGISTRY[n].streams == streams]
+        return (preferred or alike or names or [None])[0]
+
+    production = pick("production")
+    builtins = next((s.name for s in specs if s.outcome_only and s.variant_of == production), None)
+    label = specs[0].family_label
+    return Side(family, label, pick("default"), production, builtins)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The judged numbers of one run (see the module docstring)."""
+
+    engines: tuple[str, ...]
+    self_built: Side | None
+    langchain: Side | None
+    step_ms: dict[str, Estimate] = field(default_factory=dict)
+    step_cpu_ms: dict[str, Estimate] = field(default_factory=dict)
+    step_spread: dict[str, stats.Spread] = field(default_factory=dict)
+    step_scenarios: tuple[str, ...] = ()  # the scenarios the step figures pool
+    cpu_run_ms: dict[str, Estimate] = field(default_factory=dict)
+    token_overhead: dict[str, Estimate] = field(default_factory=dict)
+    ttft_added_ms: dict[str, Estimate] = field(default_factory=dict)
+    ttft_ms: dict[str, Estimate] = field(default_factory=dict)
+    fault_handled: dict[str, Estimate] = field(default_factory=dict)
+    fault_by_kind: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    fault_scenarios: int = 0
+    fault_missed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    modules: dict[str, Estimate] = field(default_factory=dict)
+    import_ms: dict[str, Estimate] = field(default_factory=dict)
+    rss_mb: dict[str, Estimate] = field(default_factory=dict)
+    code: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    peak_rps: dict[str, Estimate] = field(default_factory=dict)
+    # share of a step's time in callback managers and runnable plumbing (profiling probe)
+    callback_share: dict[str, Estimate] = field(default_factory=dict)
+    debug_recall: dict[str, float] = field(default_factory=dict)
+    debug_bytes_per_fact: dict[str, float] = field(default_factory=dict)
+    debug_mode: dict[str, str] = field(default_factory=dict)
+    debug_localised: dict[str, float] = field(default_factory=dict)
+    debug_modes: pd.DataFrame | None = None
+    yardstick_ms: float | None = None  # the machine's speed (bench.metadata.yardstick_ms)
+    yardstick_end_ms: float | None = None
+    notes: tuple[str, ...] = ()
+
+    def sides(self) -> list[Side]:
+        return [s for s in (self.self_built, self.langchain) if s is not None]
+
+    def configuration_statements(self, engine: str) -> dict[str, float]:
+        """Statements of an engine's production configuration: {"built-in": n, "custom": m}."""
+        out: dict[str, float] = {}
+        for (component, part), size in self.code.items():
+            if component == f"{engine} configuration":
+                out[part] = out.get(part, 0.0) + size.get("statements", 0.0)
+        return out
+
+
+def _seed(data: RunData, *names: object) -> int:
+    return zlib.crc32("/".join(map(str, (run_seed(data.meta), *names))).encode())
+
+
+def _groups(frame: pd.DataFrame) -> list[Any] | None:
+    if "round" not in frame or frame["round"].nunique() < MIN_ROUNDS_TO_GROUP:
+        return None
+    return frame["round"].tolist()
+
+
+def _measured_engines(data: RunData) -> list[str]:
+    return [e for e in data.engines if not (e in REGISTRY and REGISTRY[e].outcome_only)]
+
+
+def _step_facts(
+    data: RunData,
+) -> tuple[dict[str, Estimate], dict[str, Estimate], dict[str, stats.Spread], tuple[str, ...]]:
+    runs = analysis.perf_runs(data).dropna(subset=["step_overhead_ms"])
+    engines = [e for e in _measured_engines(data) if e in set(runs["engine"])]
+    if not engines:
+        return {}, {}, {}, ()
+    common = set.intersection(*(set(runs.loc[runs["engine"] == e, "scenario"]) for e in engines))
+    scenarios = tuple(sorted(common))
+    runs = runs[runs["scenario"].isin(common)]
+    step, cpu, spread = {}, {}, {}
+    for engine, g in runs.groupby("engine"):
+        by_scenario = dict(tuple(g.groupby("scenario")))
+        groups = {s: _groups(f) for s, f in by_scenario.items()}
+        grouped = all(v is not None for v in groups.values())
+        for column, out in (("step_overhead_ms", step), ("step_cpu_ms", cpu)):
+            samples = {s: f[column].tolist() for s, f in by_scenario.items()}
+            out[str(engine)] = stats.geometric_mean_over(
+                samples,
+                groups=groups if grouped else None,  # type: ignore[arg-type]
+                resamples=RESAMPLES,
+                seed=_seed(data, engine, column),
+            )
+        spread[str(engine)] = stats.spread(
+            {s: f["step_overhead_ms"].tolist() for s, f in by_scenario.items()}
+        )
+    return step, cpu, spread, scenarios
+
+
+def _cpu_run_facts(data: RunData) -> dict[str, Estimate]:
+    runs = analysis.perf_runs(data)
+    runs = runs[runs["scenario"] == REFERENCE_SCENARIO].dropna(subset=["cpu_ms"])
+    return {
+        str(engine): stats.bootstrap(
+            g["cpu_ms"].tolist(),
+            groups=_groups(g),
+            resamples=RESAMPLES,
+            seed=_seed(data, engine, "cpu_run"),
+        )
+        for engine, g in runs.groupby("engine")
+    }
+
+
+def _ttft_facts(data: RunData) -> tuple[dict[str, Estimate], dict[str, Estimate]]:
+    if data.ttft is None:
+        return {}, {}
+    runs = data.ttft[data.ttft["status"] == "completed"].dropna(subset=["ttft_ms"])
+    added, total = {}, {}
+    for engine, g in runs.groupby("engine"):
+        own = g["ttft_overhead_ms"].dropna()
+        if own.empty:  # an older run: only the common floor is known
+            own = (g["ttft_ms"] - g["floor_ttft_ms"].fillna(0.0)).dropna()
+        added[str(engine)] = stats.bootstrap(
+            own.tolist(), resamples=RESAMPLES, seed=_seed(data, engine, "ttft_added")
+        )
+        total[str(engine)] = stats.bootstrap(
+            g["ttft_ms"].tolist(), resamples=RESAMPLES, seed=_seed(data, engine, "ttft")
+        )
+    return added, total
+
+
+def _fault_facts(
+    data: RunData,
+) -> tuple[dict[str, Estimate], dict[str, dict[str, tuple[int, int]]], dict[str, tuple[str, ...]]]:
+    fm = analysis.fault_matrix(data)
+    if fm.empty:
+        return {}, {}, {}
+    kinds = data.scenarios.set_index("scenario")["fault_kind"].to_dict()
+    handled, by_kind, missed = {}, {}, {}
+    for engine, g in fm.groupby("engine"):
+        engine = str(engine)
+        handled[engine] = exact(float(g["as_expected"].mean()))
+        counts: dict[str, tuple[int, int]] = {}
+        for row in g.itertuples():
+            kind = str(kinds.get(row.scenario) or "guard")
+            ok, n = counts.get(kind, (0, 0))
+            counts[kind] = (ok + bool(row.as_expected), n + 1)
+        by_kind[engine] = counts
+        missed[engine] = tuple(
+            f"{r.scenario} ({r.outcome})" for r in g.itertuples() if not r.as_expected
+        )
+    return handled, by_kind, missed
+
+
+def _code(data: RunData) -> dict[tuple[str, str], dict[str, float]]:
+    cs = data.code_size
+    if cs is None:
+        return {}
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for row in cs.to_dict("records"):
+        if isinstance(row.get("error"), str):
+            continue
+        key = (str(row["component"]), str(row.get("part") or "code"))
+        entry = out.setdefault(key, {"statements": 0.0, "logical_lines": 0.0, "files": 0.0})
+        for name in entry:
+            value = stats.number(row.get(name))
+            entry[name] += value or 0.0
+    return out
+
+
+def _footprint(data: RunData, column: str) -> dict[str, Estimate]:
+    fp = data.footprint
+    if fp is None or column not in fp:
+        return {}
+    values = fp.set_index("engine")[column].to_dict()
+    return {str(e): exact(v) for e, v in values.items() if stats.number(v) is not None}
+
+
+def _peak(data: RunData) -> dict[str, Estimate]:
+    peak = analysis.peak_throughput(data)
+    return {str(r.engine): exact(r.runs_per_s) for r in peak.itertuples()}
+
+
+def _machine(meta: Mapping[str, Any], key: str) -> float | None:
+    machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
+    return stats.number(machine.get(key))
+
+
+def compute_facts(data: RunData) -> Facts:
+    """Gather the judged numbers of a run."""
+    engines = tuple(data.engines)
+    present = set(engines)
+    step, cpu, spread, scenarios = _step_facts(data)
+    added, ttft = _ttft_facts(data)
+    handled, by_kind, missed = _fault_facts(data)
+    tokens = analysis.token_stats(data).set_index("engine")["overhead_per_request"].to_dict()
+    dbg = analysis.debug_best(data).set_index("engine")
+    notes = []
+    if scenarios and len(scenarios) < len(data.happy_scenarios):
+        left_out = sorted(set(data.happy_scenarios) - set(scenarios))
+        notes.append(
+            "Per-step figures pool the happy-path scenarios every engine completed; left out: "
+            + ", ".join(left_out)
+            + "."
+        )
+    return Facts(
+        engines=engines,
+        self_built=_side("scheduler", present),
+        langchain=_side("langchain", present),
+        step_ms=step,
+        step_cpu_ms=cpu,
+        step_spread=spread,
+        step_scenarios=scenarios,
+        cpu_run_ms=_cpu_run_facts(data),
+        token_overhead={str(e): exact(v) for e, v in tokens.items() if stats.number(v) is not None},
+        ttft_added_ms=added,
+        ttft_ms=ttft,
+        fault_handled=handled,
+        fault_by_kind=by_kind,
+        fault_scenarios=len(data.fault_scenarios),
+        fault_missed=missed,
+        modules=_footprint(data, "modules"),
+        import_ms=_footprint(data, "import_ms"),
+        rss_mb=_footprint(data, "rss_mb"),
+        code=_code(data),
+        peak_rps=_peak(data),
+        debug_recall={str(k): float(v) for k, v in dbg["recall"].dropna().items()},
+        debug_bytes_per_fact={str(k): float(v) for k, v in dbg["bytes_per_fact"].dropna().items()},
+        debug_mode={str(k): str(v) for k, v in dbg["mode"].items()},
+        debug_localised={str(k): float(v) for k, v in dbg["localised_best"].dropna().items()},
+        debug_modes=analysis.debug_modes(data),
+        yardstick_ms=_machine(data.meta or {}, "yardstick_ms"),
+        yardstick_end_ms=_machine(data.meta or {}, "yardstick_end_ms"),
+        notes=tuple(notes),
+    )
+
+
+__all__ = ["RAW", "Facts", "Side", "compute_facts", "difference", "exact", "known"]
