@@ -88,6 +88,16 @@ _EXPORTS = {
     "build_create_agent": "graph_agent",
     "create_agent_config": "graph_agent",
     "create_agent_inputs": "graph_agent",
+    "ainvoke_reviewed": "production_agent",
+    "build_create_agent_prod": "production_agent",
+    "builtin_middleware": "production_agent",
+    "review": "production_agent",
+    "make_custom_middleware": "custom_middleware",
+    "build_tool_calling_executor_prod": "production_executor",
+    "executor_config": "production_executor",
+    "ExecutorGuards": "custom_executor",
+    "RepeatedToolCallError": "guards",
+    "TokenBudgetExceededError": "guards",
 }
 
 

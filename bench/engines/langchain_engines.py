@@ -35,11 +35,11 @@ executor's ``on_chain_end`` output, and create_agent's last message rebuilt from
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import operator
 import sys
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,11 +55,50 @@ _GUARD_FACTOR, _GUARD_EXTRA_S = 1.5, 1.0
 
 
 @dataclass
+class Built:
+    """What an engine's ``build`` makes of one scenario."""
+
+    agent: Any
+    inputs: dict[str, Any]
+    config: dict[str, Any] | None = None
+    # called before every run: close the breakers (a run stands for a fresh request)
+    resets: tuple[Callable[[], None], ...] = ()
+
+
+@dataclass
 class LangChainPrepared(Prepared):
     agent: Any
     inputs: dict[str, Any]
     config: dict[str, Any] | None
     deadline_s: float
+    approve: Callable[[str, dict[str, Any]], bool]  # the simulated user's scripted answer
+    resets: tuple[Callable[[], None], ...] = ()
+
+
+def approver(scenario: Any) -> Callable[[str, dict[str, Any]], bool]:
+    """The simulated user: answers a confirmation with the tool's scripted ``approval``."""
+    approvals = {tool.name: tool.approval == "approve" for tool in scenario.tools}
+    return lambda name, _args: approvals[name]
+
+
+# LangChain's limit exceptions and those of langchain_baseline's custom guards, by the
+# termination they mean (base.TERMINATIONS); the modules are looked up only once loaded,
+# so an AgentExecutor engine never imports LangGraph for it
+_LIMIT_EXCEPTIONS = {
+    ("langchain.agents.middleware.model_call_limit", "ModelCallLimitExceededError"): "max_steps",
+    ("langchain.agents.middleware.tool_call_limit", "ToolCallLimitExceededError"): "tool_limit",
+    ("langchain_baseline.guards", "RepeatedToolCallError"): "tool_limit",
+    ("langchain_baseline.guards", "TokenBudgetExceededError"): "token_budget",
+    ("langgraph.errors", "GraphRecursionError"): "max_steps",
+}
+
+
+def _limit_termination(exc: BaseException) -> str | None:
+    for (module_name, class_name), termination in _LIMIT_EXCEPTIONS.items():
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(exc, getattr(module, class_name)):
+            return termination
+    return None
 
 
 def classify_exception(exc: BaseException) -> Outcome:
@@ -68,10 +107,9 @@ def classify_exception(exc: BaseException) -> Outcome:
     from langchain_core.exceptions import OutputParserException
 
     text = f"{type(exc).__name__}: {exc}"[:2000]
-    # only a LangGraph engine can raise it; the executors' engines never import LangGraph
-    graph_errors = sys.modules.get("langgraph.errors")
-    if graph_errors is not None and isinstance(exc, graph_errors.GraphRecursionError):
-        return Outcome("aborted", None, "max_steps", error=text)
+    termination = _limit_termination(exc)
+    if termination is not None:
+        return Outcome("aborted", None, termination, error=text)
     if isinstance(exc, openai.APIError):
         return Outcome("failed", None, "llm_error", error=text)
     failed_tools = {t.error for t in current_log().tools if not t.ok}
@@ -101,20 +139,30 @@ class _LangChainEngine(RecordingEngine):
             http_async_client=self.http_client(ctx, "httpx2"),
         )
         history = [(m.role, m.content) for m in scenario.history]
-        agent, inputs, config = self.build(llm, build_tools(scenario), scenario, settings, history)
+        built = self.build(llm, build_tools(scenario), scenario, settings, history)
         return LangChainPrepared(
             ctx=ctx,
             accounting=self.accounting(ctx),
-            agent=agent,
-            inputs=inputs,
-            config=config,
+            agent=built.agent,
+            inputs=built.inputs,
+            config=built.config,
             deadline_s=deadline,
+            approve=approver(scenario),
+            resets=built.resets,
         )
 
     def build(
         self, llm: Any, tools: list[Any], scenario: Any, settings: Any, history: list[Any]
-    ) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    ) -> Built:
         raise NotImplementedError
+
+    def before_run(self, p: LangChainPrepared) -> None:
+        for reset in p.resets:
+            reset()
+
+    async def invoke(self, p: LangChainPrepared) -> Any:
+        """The ordinary call, as a user makes it."""
+        return await p.agent.ainvoke(p.inputs, config=p.config)
 
     def answer(self, result: Any, elapsed_s: float, p: LangChainPrepared) -> Outcome:
         raise NotImplementedError
@@ -128,7 +176,7 @@ class _LangChainEngine(RecordingEngine):
                 if p.ctx.stream_tokens:
                     result, ttft_ms = await self.stream(p, started)
                 else:
-                    result = await p.agent.ainvoke(p.inputs, config=p.config)
+                    result = await self.invoke(p)
         except TimeoutError as exc:
             if deadline.expired():
                 return Outcome(
@@ -223,7 +271,7 @@ class AgentExecutorEngine(_ExecutorEngine):
             settings,
             stream_runnable=self.stream_runnable,
         )
-        return executor, lcb.tool_calling_inputs(scenario.user, history), None
+        return Built(executor, lcb.tool_calling_inputs(scenario.user, history))
 
 
 class AgentExecutorNoStreamEngine(AgentExecutorEngine):
@@ -249,43 +297,57 @@ class ReactEngine(_ExecutorEngine):
             settings,
             with_history=bool(history),
         )
-        return executor, lcb.react_inputs(scenario.user, history), None
+        return Built(executor, lcb.react_inputs(scenario.user, history))
 
 
 class CreateAgentEngine(_LangChainEngine):
     name = "lc-create-agent"
     description = "LangChain 1.x langchain.agents.create_agent (LangGraph), no middleware"
     framework_deadline = False  # LangGraph has no run deadline: the engine applies it
+    # the token stream, and the final state after every step (the last one is the answer)
+    stream_modes: tuple[str, ...] = ("messages", "values")
 
     def build(self, llm, tools, scenario, settings, history):
         agent = lcb.build_create_agent(llm, lcb.structured_tools(tools), scenario.system_prompt)
-        return (
+        return Built(
             agent,
             lcb.create_agent_inputs(scenario.user, history),
             lcb.create_agent_config(settings),
         )
 
     async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
+        """``astream(stream_mode=["messages", "values"])``: tokens as they arrive, and the
+        graph's final state (its last message is the answer); paused runs are resumed."""
         from langchain_core.messages import AIMessage, AIMessageChunk
 
         message_id = None  # the latest AI message (one per LLM call)
-        chunks: list[Any] = []  # its chunks
         first = None  # when its first content arrived
-        stream = p.agent.astream(p.inputs, config=p.config, stream_mode="messages")
-        async for message, _metadata in stream:
-            if isinstance(message, AIMessageChunk):
-                if message.id != message_id:
-                    message_id, chunks, first = message.id, [], None
-                chunks.append(message)
-                if first is None and message.content:
-                    first = time.perf_counter()
-            elif isinstance(message, AIMessage) and message.id != message_id:
-                # a model that did not stream: the whole message at once
-                message_id, chunks, first = message.id, [message], time.perf_counter()
-        if not chunks:
-            raise RuntimeError("the messages stream carried no AI message")
-        last = chunks[0] if len(chunks) == 1 else functools.reduce(operator.add, chunks)
-        return {"messages": [last]}, None if first is None else (first - started) * 1000
+        final = None
+        payload: Any = p.inputs
+        while True:
+            interrupts = None
+            stream = p.agent.astream(payload, config=p.config, stream_mode=list(self.stream_modes))
+            async for mode, chunk in stream:
+                if mode == "values":
+                    final = chunk
+                elif mode == "updates":
+                    interrupts = chunk.get("__interrupt__") or interrupts
+                else:
+                    message = chunk[0]
+                    if isinstance(message, AIMessageChunk):
+                        if message.id != message_id:
+                            message_id, first = message.id, None
+                        if first is None and message.content:
+                            first = time.perf_counter()
+                    elif isinstance(message, AIMessage) and message.id != message_id:
+                        # a model that did not stream: the whole message at once
+                        message_id, first = message.id, time.perf_counter()
+            if not interrupts:
+                break
+            payload = lcb.review(interrupts, p.approve)
+        if final is None:
+            raise RuntimeError("the values stream carried no state")
+        return final, None if first is None else (first - started) * 1000
 
     def answer(self, result: Any, elapsed_s: float, p: LangChainPrepared) -> Outcome:
         last = result["messages"][-1]
@@ -300,3 +362,68 @@ class CreateAgentEngine(_LangChainEngine):
         if getattr(last, "tool_calls", None):
             return Outcome("error", None, "unexpected_end", error="ended on a tool call")
         return _answered(last.text)
+
+
+class CreateAgentProdEngine(CreateAgentEngine):
+    name = "lc-create-agent-prod"
+    description = "create_agent with LangChain's built-in middleware and short custom middleware"
+    custom = True  # False: the built-ins alone
+    stream_modes = ("messages", "updates", "values")  # "updates" carries the interrupts
+
+    def build(self, llm, tools, scenario, settings, history):
+        tools = lcb.structured_tools(tools)
+        custom = lcb.make_custom_middleware(settings, tools) if self.custom else []
+        confirm = [tool.name for tool in scenario.tools if tool.require_confirmation]
+        agent = lcb.build_create_agent_prod(
+            llm, tools, scenario.system_prompt, settings, confirm=confirm, custom=custom
+        )
+        # a checkpointer (human review) needs a thread; ModelCallLimitMiddleware is the step
+        # limit, LangGraph's own recursion limit stays at its default (10,007 supersteps)
+        config = {"configurable": {"thread_id": ""}} if agent.checkpointer else None
+        resets = tuple(m.reset for m in custom if hasattr(m, "reset"))
+        return Built(agent, lcb.create_agent_inputs(scenario.user, history), config, resets)
+
+    def before_run(self, p: LangChainPrepared) -> None:
+        super().before_run(p)
+        if p.config is not None:
+            # one thread per run (a request); the finished one is dropped, as a service
+            # expires its threads, so memory stays flat over thousands of runs
+            configurable = p.config["configurable"]
+            p.agent.checkpointer.delete_thread(configurable["thread_id"])
+            configurable["thread_id"] = uuid.uuid4().hex
+
+    async def invoke(self, p: LangChainPrepared) -> Any:
+        return await lcb.ainvoke_reviewed(p.agent, p.inputs, p.config, p.approve)
+
+
+class CreateAgentBuiltinsEngine(CreateAgentProdEngine):
+    name = "lc-create-agent-builtins"
+    description = "lc-create-agent-prod with its custom middleware removed (built-ins only)"
+    custom = False
+
+
+class AgentExecutorProdEngine(_ExecutorEngine):
+    name = "lc-agentexecutor-prod"
+    description = "AgentExecutor with its production options and the short wrappers its users write"
+    custom = True  # False: the executor's own options alone
+
+    def build(self, llm, tools, scenario, settings, history):
+        guards = None
+        if self.custom:
+            confirm = [tool.name for tool in scenario.tools if tool.require_confirmation]
+            guards = lcb.ExecutorGuards(settings, approver(scenario), confirm)
+        executor = lcb.build_tool_calling_executor_prod(
+            llm, tools, scenario.system_prompt, settings, guards=guards
+        )
+        return Built(
+            executor,
+            lcb.tool_calling_inputs(scenario.user, history),
+            lcb.executor_config(guards),
+            (guards.reset,) if guards else (),
+        )
+
+
+class AgentExecutorBuiltinsEngine(AgentExecutorProdEngine):
+    name = "lc-agentexecutor-builtins"
+    description = "lc-agentexecutor-prod with its custom wrappers removed (options only)"
+    custom = False
