@@ -35,11 +35,12 @@ executor's ``on_chain_end`` output, and create_agent's last message rebuilt from
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -315,6 +316,15 @@ class CreateAgentEngine(_LangChainEngine):
             lcb.create_agent_config(settings),
         )
 
+    @contextlib.contextmanager
+    def run_config(self, p: LangChainPrepared) -> Iterator[dict[str, Any] | None]:
+        """The config of one run (the prepared one; a checkpointed agent adds its thread)."""
+        yield p.config
+
+    async def invoke(self, p: LangChainPrepared) -> Any:
+        with self.run_config(p) as config:
+            return await p.agent.ainvoke(p.inputs, config=config)
+
     async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
         """``astream(stream_mode=["messages", "values"])``: tokens as they arrive, and the
         graph's final state (its last message is the answer); paused runs are resumed."""
@@ -324,27 +334,28 @@ class CreateAgentEngine(_LangChainEngine):
         first = None  # when its first content arrived
         final = None
         payload: Any = p.inputs
-        while True:
-            interrupts = None
-            stream = p.agent.astream(payload, config=p.config, stream_mode=list(self.stream_modes))
-            async for mode, chunk in stream:
-                if mode == "values":
-                    final = chunk
-                elif mode == "updates":
-                    interrupts = chunk.get("__interrupt__") or interrupts
-                else:
-                    message = chunk[0]
-                    if isinstance(message, AIMessageChunk):
-                        if message.id != message_id:
-                            message_id, first = message.id, None
-                        if first is None and message.content:
-                            first = time.perf_counter()
-                    elif isinstance(message, AIMessage) and message.id != message_id:
-                        # a model that did not stream: the whole message at once
-                        message_id, first = message.id, time.perf_counter()
-            if not interrupts:
-                break
-            payload = lcb.review(interrupts, p.approve)
+        with self.run_config(p) as config:
+            while True:
+                interrupts = None
+                stream = p.agent.astream(payload, config, stream_mode=list(self.stream_modes))
+                async for mode, chunk in stream:
+                    if mode == "values":
+                        final = chunk
+                    elif mode == "updates":
+                        interrupts = chunk.get("__interrupt__") or interrupts
+                    else:
+                        message = chunk[0]
+                        if isinstance(message, AIMessageChunk):
+                            if message.id != message_id:
+                                message_id, first = message.id, None
+                            if first is None and message.content:
+                                first = time.perf_counter()
+                        elif isinstance(message, AIMessage) and message.id != message_id:
+                            # a model that did not stream: the whole message at once
+                            message_id, first = message.id, time.perf_counter()
+                if not interrupts:
+                    break
+                payload = lcb.review(interrupts, p.approve)
         if final is None:
             raise RuntimeError("the values stream carried no state")
         return final, None if first is None else (first - started) * 1000
@@ -377,23 +388,28 @@ class CreateAgentProdEngine(CreateAgentEngine):
         agent = lcb.build_create_agent_prod(
             llm, tools, scenario.system_prompt, settings, confirm=confirm, custom=custom
         )
-        # a checkpointer (human review) needs a thread; ModelCallLimitMiddleware is the step
-        # limit, LangGraph's own recursion limit stays at its default (10,007 supersteps)
-        config = {"configurable": {"thread_id": ""}} if agent.checkpointer else None
+        # ModelCallLimitMiddleware is the step limit: LangGraph's own recursion limit stays at
+        # its default (10,007 supersteps)
         resets = tuple(m.reset for m in custom if hasattr(m, "reset"))
-        return Built(agent, lcb.create_agent_inputs(scenario.user, history), config, resets)
+        return Built(agent, lcb.create_agent_inputs(scenario.user, history), None, resets)
 
-    def before_run(self, p: LangChainPrepared) -> None:
-        super().before_run(p)
-        if p.config is not None:
-            # one thread per run (a request); the finished one is dropped, as a service
-            # expires its threads, so memory stays flat over thousands of runs
-            configurable = p.config["configurable"]
-            p.agent.checkpointer.delete_thread(configurable["thread_id"])
-            configurable["thread_id"] = uuid.uuid4().hex
+    @contextlib.contextmanager
+    def run_config(self, p: LangChainPrepared) -> Iterator[dict[str, Any] | None]:
+        """A checkpointed agent (human review) runs each request on a thread of its own;
+        the finished thread is dropped, as a service expires them, so memory stays flat."""
+        checkpointer = p.agent.checkpointer
+        if checkpointer is None:
+            yield p.config
+            return
+        thread_id = uuid.uuid4().hex
+        try:
+            yield {**(p.config or {}), "configurable": {"thread_id": thread_id}}
+        finally:
+            checkpointer.delete_thread(thread_id)
 
     async def invoke(self, p: LangChainPrepared) -> Any:
-        return await lcb.ainvoke_reviewed(p.agent, p.inputs, p.config, p.approve)
+        with self.run_config(p) as config:
+            return await lcb.ainvoke_reviewed(p.agent, p.inputs, config, p.approve)
 
 
 class CreateAgentBuiltinsEngine(CreateAgentProdEngine):

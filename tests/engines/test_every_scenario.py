@@ -45,11 +45,18 @@ def args_problem(record: RunRecord, scenario: Scenario) -> str | None:
     """Each executed call must be a scripted call, in script order, with the script's args.
 
     A call whose scripted arguments were malformed JSON may execute with whatever the engine
-    made of them (LangChain's streaming parser repairs truncated JSON, for instance).
+    made of them (LangChain's streaming parser repairs truncated JSON, for instance). An
+    execution that repeats the one before it (same tool, same arguments) is a retry of that
+    call by the engine (LangChain's ``ToolRetryMiddleware``), not a new call of the model;
+    the expected ``tool_calls`` count still pins how many there are.
     """
     script = scripted_calls(scenario, len(record.tools))
     position = 0
+    previous = None
     for executed in record.tools:
+        if previous is not None and (executed.name, executed.args) == previous:
+            continue
+        previous = (executed.name, executed.args)
         while position < len(script):
             name, args = script[position]
             position += 1
