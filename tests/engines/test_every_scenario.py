@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bench.engines import ENGINE_NAMES, RunRecord
+from bench.engines.base import TERMINATIONS
 from bench.runner.worker import expectation_failures
 from scenarios import Scenario, load_scenarios
 from tests.engines.conftest import run_once
@@ -84,8 +85,10 @@ async def test_scenario_meets_its_expectations(
     scenario = scenarios[scenario_name]
     record = await run_once(engines[engine_name], scenario, mock)
     assert check(record, scenario) == [], f"error={record.error!r}"
-    # the record describes this run, whatever the outcome
+    # the record describes this run, whatever the outcome, in the harness's words
     assert (record.engine, record.scenario) == (engine_name, scenario_name)
+    if record.status != "error":
+        assert record.termination in TERMINATIONS
     assert len(record.requests) == record.llm_calls
     assert record.wall_ms > 0 and record.cpu_ms >= 0
     if record.llm_calls:
