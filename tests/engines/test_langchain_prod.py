@@ -13,8 +13,9 @@ from bench.engines import RunContext
 from bench.mockllm import MockLLM
 from bench.mockllm.transport import BASE_URL
 from bench.tools import build_tools
-from scenarios import Scenario
+from scenarios import Scenario, load_scenarios
 from tests.engines.conftest import run_once
+from tests.engines.test_fairness import normalise
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -213,3 +214,20 @@ async def test_the_builtins_variants_run_without_the_custom_code(engines, scenar
     prod = await engines["lc-agentexecutor-prod"].prepare(ctx)
     assert [type(h).__name__ for h in prod.config["callbacks"]] == ["RunGuards"]
     assert type(prod.agent.agent.runnable.steps[-1]).__name__ == "InvalidToolCallsParser"
+
+
+NEW_ENGINES = [*PROD, "lc-create-agent-builtins", "lc-agentexecutor-builtins"]
+HAPPY = sorted(n for n, s in load_scenarios().items() if "happy-path" in s.tags)
+
+
+@pytest.mark.parametrize("scenario_name", HAPPY)
+@pytest.mark.parametrize("engine_name", NEW_ENGINES)
+async def test_the_middleware_sends_what_raw_sends_on_the_happy_paths(
+    engines, scenarios, mock, engine_name, scenario_name
+):
+    """No production setting changes what the model is asked (test_fairness.normalise)."""
+    scenario = scenarios[scenario_name]
+    raw = await run_once(engines["raw"], scenario, mock)
+    record = await run_once(engines[engine_name], scenario, mock)
+    assert record.status == "completed", record.error
+    assert [normalise(b) for b in record.requests] == [normalise(b) for b in raw.requests]
