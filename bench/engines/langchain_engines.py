@@ -1,4 +1,4 @@
-"""The four LangChain engines: ``langchain_baseline`` agents behind the engine interface.
+"""The LangChain engines: ``langchain_baseline`` agents behind the engine interface.
 
 Each ``prepare`` builds the scenario's tools, a ``ChatOpenAI`` on a recording ``httpx2``
 client (in-process: served by the mock, no sockets; loopback: a socket transport to the
@@ -13,8 +13,12 @@ status:
 - ``AgentExecutor``'s sentinel strings ("Agent stopped due to max iterations.", ...) →
   ``aborted`` with ``max_steps``, or ``timeout`` when the run deadline had passed
   (the sentinel is the same string for both; the clock tells them apart);
-- ``GraphRecursionError`` (create_agent past ``recursion_limit``) → ``aborted`` /
-  ``max_steps``; the run deadline → ``aborted`` / ``timeout``;
+- LangChain's limit exceptions and those of the production engines' custom guards →
+  ``aborted`` with the harness's termination (``_LIMIT_EXCEPTIONS``):
+  ``GraphRecursionError`` (create_agent past ``recursion_limit``) and
+  ``ModelCallLimitExceededError`` → ``max_steps``; ``ToolCallLimitExceededError`` and
+  ``RepeatedToolCallError`` (a loop guard) → ``tool_limit``; ``TokenBudgetExceededError``
+  → ``token_budget``; the run deadline → ``aborted`` / ``timeout``;
 - an openai SDK error after its retries → ``failed`` / ``llm_error``;
 - a tool's own exception escaping the agent (LangChain's default) → ``failed`` /
   ``tool_error``; unparseable ReAct text → ``failed`` / ``parse_error``;
@@ -27,9 +31,16 @@ With ``RunContext.stream_tokens``, ``execute`` consumes the framework's user-fac
 stream instead, as a chat UI would, and records the time to the first token of the final
 answer (``ttft_ms``): the executors through ``astream_events(..., version="v2")`` (the
 ``on_chat_model_stream`` chunks of the last LLM call; for ReAct, the first token after
-``Final Answer:``), ``create_agent`` through ``astream(..., stream_mode="messages")`` (the
-first content of the last ``AIMessageChunk``). The answer is read from the stream too: the
-executor's ``on_chain_end`` output, and create_agent's last message rebuilt from its chunks.
+``Final Answer:``), ``create_agent`` through ``astream(..., stream_mode=["messages",
+"values"])`` (the first content of the last ``AIMessageChunk``). The answer is read from the
+stream too: the executor's ``on_chain_end`` output, and create_agent's final state (the last
+``values`` chunk, what ``ainvoke`` returns).
+
+The production engines (``-prod``, and their ``-builtins`` variants without the custom code)
+answer a confirmation with the tool's scripted ``approval``: ``lc-create-agent-prod`` resumes
+the paused graph with ``Command(resume=...)`` (``ainvoke_reviewed``; in a stream, the
+interrupt arrives in ``"updates"``), ``lc-agentexecutor-prod``'s tools ask an approver. Their
+breakers are closed before every run (a run stands for a fresh request).
 """
 
 from __future__ import annotations
