@@ -117,7 +117,7 @@ class ExecutorGuards:
     ):
         self.settings, self.approve, self.confirm = settings, approve, frozenset(confirm)
         self.breaker = CircuitBreaker(settings.breaker_threshold)
-        self.callbacks: list[RunGuards] = []
+        self.callbacks: list[RunGuards] = []  # for the call's config, made by ``tools()``
 
     def _guarded(self, tool: ToolLike) -> Callable[..., Any]:
         name, timeout_s, breaker = tool.name, self.settings.tool_timeout_s, self.breaker

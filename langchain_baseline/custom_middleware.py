@@ -21,7 +21,8 @@ guide, for one scenario limit:
 ``make_custom_middleware(settings, tools)`` returns them in the order they must follow the
 built-ins (``production_agent``): the tool wrappers inside the retry and error middleware,
 the budget inside context editing, the ``after_model`` hooks first (LangChain runs
-``after_model`` hooks in reverse order).
+``after_model`` hooks in reverse order). They are written for ``ainvoke`` / ``astream``
+(async hooks, as the agents here run), which is what a service runs.
 """
 
 from __future__ import annotations
