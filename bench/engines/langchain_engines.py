@@ -312,6 +312,28 @@ class ReactEngine(_ExecutorEngine):
         return Built(executor, lcb.react_inputs(scenario.user, history))
 
 
+class _FirstToken:
+    """When the first content of the latest AI message arrived (one message per LLM call;
+    its chunks share the message id)."""
+
+    def __init__(self) -> None:
+        from langchain_core.messages import AIMessage, AIMessageChunk
+
+        self.message_id: str | None = None
+        self.at: float | None = None
+        self._chunk, self._message = AIMessageChunk, AIMessage
+
+    def see(self, message: Any) -> None:
+        if isinstance(message, self._chunk):
+            if message.id != self.message_id:
+                self.message_id, self.at = message.id, None
+            if self.at is None and message.content:
+                self.at = time.perf_counter()
+        elif isinstance(message, self._message) and message.id != self.message_id:
+            # a model that did not stream: the whole message at once
+            self.message_id, self.at = message.id, time.perf_counter()
+
+
 class CreateAgentEngine(_LangChainEngine):
     name = "lc-create-agent"
     description = "LangChain 1.x langchain.agents.create_agent (LangGraph), no middleware"
@@ -339,37 +361,25 @@ class CreateAgentEngine(_LangChainEngine):
     async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
         """``astream(stream_mode=["messages", "values"])``: tokens as they arrive, and the
         graph's final state (its last message is the answer); paused runs are resumed."""
-        from langchain_core.messages import AIMessage, AIMessageChunk
-
-        message_id = None  # the latest AI message (one per LLM call)
-        first = None  # when its first content arrived
+        first_token = _FirstToken()
         final = None
         payload: Any = p.inputs
         with self.run_config(p) as config:
-            while True:
+            while payload is not None:
                 interrupts = None
                 stream = p.agent.astream(payload, config, stream_mode=list(self.stream_modes))
                 async for mode, chunk in stream:
-                    if mode == "values":
+                    if mode == "messages":
+                        first_token.see(chunk[0])
+                    elif mode == "values":
                         final = chunk
-                    elif mode == "updates":
+                    else:  # "updates": where a human-review interrupt arrives
                         interrupts = chunk.get("__interrupt__") or interrupts
-                    else:
-                        message = chunk[0]
-                        if isinstance(message, AIMessageChunk):
-                            if message.id != message_id:
-                                message_id, first = message.id, None
-                            if first is None and message.content:
-                                first = time.perf_counter()
-                        elif isinstance(message, AIMessage) and message.id != message_id:
-                            # a model that did not stream: the whole message at once
-                            message_id, first = message.id, time.perf_counter()
-                if not interrupts:
-                    break
-                payload = lcb.review(interrupts, p.approve)
+                payload = lcb.review(interrupts, p.approve) if interrupts else None
         if final is None:
             raise RuntimeError("the values stream carried no state")
-        return final, None if first is None else (first - started) * 1000
+        at = first_token.at
+        return final, None if at is None else (at - started) * 1000
 
     def answer(self, result: Any, elapsed_s: float, p: LangChainPrepared) -> Outcome:
         last = result["messages"][-1]
