@@ -1,4 +1,8 @@
-"""Four LangChain agents, each built the way LangChain's own docs build it.
+"""LangChain agents, each built the way LangChain's own docs build it: four with their
+defaults (below), and two production configurations (``production_agent`` /
+``production_executor``: the built-in middleware and options, configured; ``custom_middleware``
+/ ``custom_executor`` + ``guards``: the short custom code their users write where LangChain
+has no built-in; ``docs/engines.md`` maps every setting to its scenario limit).
 
 1. ``build_tool_calling_executor`` — ``AgentExecutor`` + ``create_tool_calling_agent`` from
    ``langchain_classic.agents``, with the docs' prompt (system, ``chat_history``
@@ -17,8 +21,8 @@ timeout=..., max_retries=...)``; the caller may pass its own ``httpx2.AsyncClien
 unchanged, so the LLM sees exactly that schema; ReAct gets single-input ``Tool``\\s instead
 (see ``react_tools``).
 
-How the scenario limits map onto LangChain's knobs (``AgentSettings.from_limits``)
-------------------------------------------------------------------------------------
+How the scenario limits map onto LangChain's knobs with the defaults (``AgentSettings.from_limits``)
+----------------------------------------------------------------------------------------------
 
 =====================  ==============================  =================================
 scenario limit         AgentExecutor (1-3)             create_agent (4)
@@ -59,8 +63,11 @@ Behaviour at the edges, with the defaults kept:
   so the executor raises.
 
 Modules: ``common`` (the model, the tools, the settings), ``executors`` (1-3, imports
-``langchain_classic``), ``graph_agent`` (4, imports ``langchain.agents`` and LangGraph). Each
-engine imports only its own stack, so import cost and module counts stay per framework.
+``langchain_classic``), ``graph_agent`` (4, imports ``langchain.agents`` and LangGraph),
+``production_executor`` + ``custom_executor`` (imports ``langchain_classic``),
+``production_agent`` + ``custom_middleware`` (imports ``langchain.agents``), ``guards``
+(neither). Each engine imports only its own stack, so import cost and module counts stay per
+framework.
 Importing the package forces LangSmith tracing off *before* LangChain is imported: with
 tracing on and no network, LangChain blocks at exit trying to flush its traces. This
 package imports LangChain only; it never imports ``scheduler`` (or ``bench``).
@@ -88,6 +95,16 @@ _EXPORTS = {
     "build_create_agent": "graph_agent",
     "create_agent_config": "graph_agent",
     "create_agent_inputs": "graph_agent",
+    "ainvoke_reviewed": "production_agent",
+    "build_create_agent_prod": "production_agent",
+    "builtin_middleware": "production_agent",
+    "review": "production_agent",
+    "make_custom_middleware": "custom_middleware",
+    "build_tool_calling_executor_prod": "production_executor",
+    "executor_config": "production_executor",
+    "ExecutorGuards": "custom_executor",
+    "RepeatedToolCallError": "guards",
+    "TokenBudgetExceededError": "guards",
 }
 
 

@@ -31,15 +31,24 @@ class AgentSettings:
     request_timeout_s: float = 20.0
     max_retries: int = 3
     max_execution_time_s: float | None = None
+    # what only the production configurations use (``production_agent``, ``production_executor``)
+    tool_timeout_s: float = 30.0
+    max_same_tool_calls: int = 2
+    token_budget: int | None = 12000
+    breaker_threshold: int = 3
 
     @classmethod
     def from_limits(cls, limits: Any, run_timeout_s: float | None = None) -> AgentSettings:
-        """Map a scenario's ``limits`` (max_steps, llm_timeout_s, max_retries)."""
+        """Map a scenario's ``limits`` (the same names, see the package docstring)."""
         return cls(
             max_iterations=limits.max_steps,
             request_timeout_s=limits.llm_timeout_s,
             max_retries=limits.max_retries,
             max_execution_time_s=run_timeout_s,
+            tool_timeout_s=limits.tool_timeout_s,
+            max_same_tool_calls=limits.max_same_tool_calls,
+            token_budget=limits.token_budget,
+            breaker_threshold=limits.breaker_threshold,
         )
 
     @property

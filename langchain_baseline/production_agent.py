@@ -1,0 +1,143 @@
+"""``create_agent`` configured for production: LangChain's built-in middleware, configured.
+
+What each built-in does here, and the scenario limit it maps to:
+
+==============================  ===========================================================
+``ModelCallLimitMiddleware``    ``max_steps``: ``run_limit`` model calls per invocation, then
+                                ``ModelCallLimitExceededError`` (``exit_behavior="error"``:
+                                an exception says "cut off", where ``"end"`` would make a
+                                cut-off run look like an answer)
+``HumanInTheLoopMiddleware``    ``require_confirmation``: the run pauses (an interrupt)
++ ``InMemorySaver``             before a gated call; the caller resumes it with
+                                ``Command(resume={"decisions": [...]})``; a rejected call
+                                never runs and the model is told. Only agents with a gated
+                                tool get it (it needs the checkpointer, which costs per step)
+``ContextEditingMiddleware``    ``token_budget``: once the messages pass the budget less the
+(``ClearToolUsesEdit``)         system prompt and tool schemas, every tool result so far is
+                                replaced by a placeholder (``keep=0``: a single oversized
+                                result must go too); LangChain's approximate count (chars/4)
+``ToolErrorMiddleware``         a tool's exception becomes an error ``ToolMessage`` the model
+                                can react to, instead of ending the run (outermost tool
+                                wrapper, as LangChain's docs compose it with retries)
+``ToolRetryMiddleware``         transient tool errors: 2 retries inside the tool node (0.1 s,
+                                then 0.2 s, ±25 % jitter), ``on_failure="error"`` so the last
+                                error reaches ``ToolErrorMiddleware``; a timeout is not
+                                retried (it has already cost the full tool timeout)
+==============================  ===========================================================
+
+Not used, and why: ``ModelRetryMiddleware`` — ``ChatOpenAI(max_retries=...)`` already
+retries 408/409/429/5xx, timeouts and connection errors with backoff and ``Retry-After``;
+a second layer would multiply the attempts. ``ToolCallLimitMiddleware`` — it caps the calls
+per tool (or all tools) whatever their arguments, and no scenario limit is such a cap: as a
+loop guard it would also stop legitimate paging (``max_steps``) and retries (``tool_flaky``).
+``SummarizationMiddleware`` — it summarises with a model call, which would itself carry the
+oversized context. The run deadline: LangGraph has none; the caller wraps ``ainvoke`` in
+``asyncio.timeout`` (the engine does, as for every engine).
+
+``build_create_agent_prod(..., custom=make_custom_middleware(settings, tools))`` appends the
+custom middleware (``custom_middleware``) after the built-ins; without it, the built-ins
+alone (the ``lc-create-agent-builtins`` variant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ClearToolUsesEdit,
+    ContextEditingMiddleware,
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
+    ToolErrorMiddleware,
+    ToolRetryMiddleware,
+)
+from langchain_core.messages import SystemMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.tools import StructuredTool
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from langchain_baseline.common import AgentSettings
+
+
+def report_tool_error(exc: Exception, request: Any) -> str:
+    """What the model reads when a tool raised (after the retries)."""
+    return f"Error: {request.tool_call['name']} failed ({type(exc).__name__}: {exc})."
+
+
+def builtin_middleware(
+    settings: AgentSettings,
+    tools: Sequence[StructuredTool],
+    system_prompt: str,
+    confirm: Collection[str] = (),
+) -> list[AgentMiddleware]:
+    """LangChain's built-in middleware, configured from one scenario's limits."""
+    middleware: list[AgentMiddleware] = [
+        ModelCallLimitMiddleware(run_limit=settings.max_iterations, exit_behavior="error")
+    ]
+    if confirm:
+        gated = {"allowed_decisions": ["approve", "reject"]}
+        middleware.append(HumanInTheLoopMiddleware(interrupt_on=dict.fromkeys(confirm, gated)))
+    if settings.token_budget is not None:
+        fixed = count_tokens_approximately([SystemMessage(system_prompt)], tools=list(tools))
+        clear = ClearToolUsesEdit(trigger=settings.token_budget - fixed, keep=0)
+        middleware.append(ContextEditingMiddleware(edits=[clear]))
+    middleware += [
+        ToolErrorMiddleware(report_tool_error),
+        ToolRetryMiddleware(
+            max_retries=2,
+            retry_on=lambda exc: not isinstance(exc, TimeoutError),
+            on_failure="error",
+            initial_delay=0.1,
+        ),
+    ]
+    return middleware
+
+
+def build_create_agent_prod(
+    llm: ChatOpenAI,
+    tools: list[StructuredTool],
+    system_prompt: str,
+    settings: AgentSettings,
+    *,
+    confirm: Collection[str] = (),
+    custom: Sequence[AgentMiddleware] = (),
+) -> Any:
+    """``create_agent`` with the built-in middleware, then the ``custom`` middleware; the
+    tools named in ``confirm`` need a human's approval."""
+    middleware = [*builtin_middleware(settings, tools, system_prompt, confirm), *custom]
+    return create_agent(
+        llm,
+        tools=tools,
+        system_prompt=system_prompt,
+        middleware=middleware,
+        checkpointer=InMemorySaver() if confirm else None,
+    )
+
+
+def review(interrupts: Sequence[Any], approve: Callable[[str, dict[str, Any]], bool]) -> Command:
+    """The ``Command`` resuming a run paused by ``HumanInTheLoopMiddleware``: one decision
+    per gated call of the paused model turn."""
+    (interrupt,) = interrupts  # batched mode: one interrupt per model turn
+    decisions = [
+        {"type": "approve"} if approve(action["name"], action["args"]) else {"type": "reject"}
+        for action in interrupt.value["action_requests"]
+    ]
+    return Command(resume={"decisions": decisions})
+
+
+async def ainvoke_reviewed(
+    agent: Any,
+    inputs: Any,
+    config: dict[str, Any] | None,
+    approve: Callable[[str, dict[str, Any]], bool],
+) -> dict[str, Any]:
+    """``agent.ainvoke``, answering every human-review interrupt with ``approve``."""
+    result = await agent.ainvoke(inputs, config=config)
+    while interrupts := result.get("__interrupt__"):
+        result = await agent.ainvoke(review(interrupts, approve), config=config)
+    return result
