@@ -256,6 +256,7 @@ code { background: var(--soft); padding: 0 3px; border-radius: 3px; font-size: 0
 td.verdict-supported { background: #e3f4ea; font-weight: 600; }
 td.verdict-refuted { background: #fde7e3; font-weight: 600; }
 td.verdict-partly { background: #fff4d6; font-weight: 600; }
+td.verdict-unsettled { background: #ececf6; font-weight: 600; font-style: italic; }
 td.verdict-not-measured, td.not-measured { color: var(--muted); font-style: italic; }
 td.stars { white-space: nowrap; }
 details > summary { cursor: pointer; }

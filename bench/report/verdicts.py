@@ -74,9 +74,9 @@ class Judgement:
         parts = []
         for k, verdict in self.cpu_flips:
             if k > 1:
-                parts.append(f"'{verdict}' on a CPU {k:.2g}× slower than this one")
+                parts.append(f"'{verdict}' on a CPU {k:.3g}× slower than this one")
             else:
-                parts.append(f"'{verdict}' on one {1 / k:.2g}× faster")
+                parts.append(f"'{verdict}' on one {1 / k:.3g}× faster")
         return "depends on CPU speed: would read " + ", ".join(parts) if parts else ""
 
 

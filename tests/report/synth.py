@@ -22,6 +22,7 @@ WANTED = (
     "scheduler-stream",
     "lc-create-agent",
     "lc-create-agent-prod",
+    "lc-create-agent-builtins",
     "lc-agentexecutor",
     "lc-agentexecutor-nostream",
     "lc-agentexecutor-prod",
@@ -58,6 +59,7 @@ class Params:
             "scheduler-stream": 0.5,
             "lc-create-agent": 2.4,
             "lc-create-agent-prod": 3.0,
+            "lc-create-agent-builtins": 2.8,
             "lc-agentexecutor": 4.5,
             "lc-agentexecutor-nostream": 2.3,
             "lc-agentexecutor-prod": 2.6,
@@ -77,7 +79,7 @@ class Params:
             "scheduler-plain": 0.4,
             "scheduler": 0.45,
             "lc-create-agent": 3.0,
-            "lc-create-agent-prod": 3.5,
+            "lc-create-agent-prod": 2.6,
             "lc-agentexecutor": 9.0,
         }
     )
@@ -89,6 +91,7 @@ class Params:
             "lc-agentexecutor-nostream": {"tool_timeout": "error", "tool_flaky": "failed"},
             "lc-react": {"tool_timeout": "error", "tool_flaky": "failed"},
             "lc-create-agent": {"tool_timeout": "error"},
+            "lc-create-agent-builtins": {"tool_timeout": "aborted"},
         }
     )
     modules: dict[str, float] = field(

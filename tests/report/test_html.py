@@ -63,7 +63,13 @@ def test_report_renders_in_headless_chromium(hostile_report: Report) -> None:
         assert image["width"] > 0 and image["height"] > 0, f"chart did not load: {image['alt']}"
     assert state["matrixRows"] == 8
     assert state["ledgerRows"] == 8
-    assert set(state["ledgerVerdicts"]) <= {"supported", "partly", "refuted", "not measured"}
+    assert set(state["ledgerVerdicts"]) <= {
+        "supported",
+        "partly",
+        "refuted",
+        "unsettled",
+        "not measured",
+    }
     assert len(state["ledgerVerdicts"]) == 8
     assert state["scripts"] == 0 and state["pwned"] is False
     assert state["external"] == []
