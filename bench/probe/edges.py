@@ -7,7 +7,8 @@ or a scenario tool's body starts (``ScenarioTool.acall``), ``bench.recording.EDG
 ``EdgeProbe.hit``, which walks the **logical** stack from there back to ``execute``:
 
 - inside one asyncio task, the frames of the awaiting coroutines (and async generators) are on
-  the thread's stack, so ``frame.f_back`` leads from the edge to the task's own coroutine;
+  the thread's stack, so ``frame.f_back`` leads from the edge to the task's own coroutine (or,
+  for a task running an ``anext()`` awaitable, to the event loop's ``Handle._run``);
 - where a framework starts a new task (``asyncio.gather`` of tools, LangGraph's task runner),
   the walk continues at the point where that task was **created**: while the probe runs, the
   loop's task factory records the logical stack of every ``create_task`` call (its creator's
@@ -36,6 +37,9 @@ from bench import recording
 from bench.probe.groups import class_of, group_of
 
 Frame = tuple[CodeType, str]  # a frame's code and its module name
+# where the event loop calls into a task's step: the bottom of every task's frames (a task
+# whose "coroutine" is an async generator's ``anext()`` awaitable has no frame of its own)
+_HANDLE_RUN = asyncio.events.Handle._run.__code__
 
 
 def _frame(f: FrameType) -> Frame:
@@ -151,7 +155,7 @@ class EdgeProbe:
         if task is not None:
             coro = task.get_coro()
             root = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
-        while frame is not None:
+        while frame is not None and frame.f_code is not _HANDLE_RUN:
             frames.append(_frame(frame))
             if frame is root:
                 break

@@ -50,7 +50,7 @@ class ProbePlan:
     timed: int = 3
     count: int = 2
     cprofile: int = 2
-    sample_s: float = 0.15
+    sample_s: float = 0.1
     sample_min_runs: int = 3
     sample_interval_s: float = 0.0005
     counts_only: bool = False  # the marginal variants: warm-up and counted runs only

@@ -130,6 +130,8 @@ def _run_worker(
         finally:
             timer.cancel()
             process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
     if done:
         return None
     tail = log.read_text(encoding="utf-8", errors="replace")[-2000:].strip()

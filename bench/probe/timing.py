@@ -23,16 +23,22 @@ from bench.probe.groups import HELPER, OTHER, group_of
 FunctionKey = tuple[str, int, str]  # (filename, line, name), as cProfile keys them
 
 _files: dict[str, str] = {}
+_known: dict[str, str] = {}
+_seen: set[str] = set()
+_known_count = 0
 
 
 def _module_files() -> dict[str, str]:
-    """Real path of every loaded module's file → its name."""
-    out: dict[str, str] = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if path:
-            out[os.path.realpath(path)] = name
-    return out
+    """Real path of every loaded module's file → its name (refreshed when modules were added)."""
+    global _known_count
+    if len(sys.modules) != _known_count:
+        for name, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None)
+            if path and name not in _seen:
+                _seen.add(name)
+                _known.setdefault(os.path.realpath(path), name)
+        _known_count = len(sys.modules)
+    return _known
 
 
 def module_of_file(filename: str, known: dict[str, str] | None = None) -> str | None:
