@@ -1,8 +1,8 @@
 """The probe's passes over one engine and one scenario, in this process (see ``bench.probe``).
 
 ``probe_scenario`` prepares the engine once, then runs the scenario through ``execute`` —
-the engine's timed region, nothing of the accounting after it — in passes, each after a
-``gc.collect()``:
+the engine's timed region, nothing of the accounting after it — in passes (the three that
+time something start after a ``gc.collect()``):
 
 1. ``warmup``   runs, discarded (lazy imports, caches, the first-call costs of every layer);
 2. ``timed``    plain runs: wall time per run, and the mock's own time inside it;
@@ -11,9 +11,9 @@ the engine's timed region, nothing of the accounting after it — in passes, eac
 5. ``cprofile`` runs under cProfile: ``tottime`` by group and the profiled wall time;
 6. sampled runs for ``sample_s`` seconds (at least ``sample_min_runs``): samples by group.
 
-Every run starts from a reset mock and a fresh run log, and must complete the way the
-scenario says (status, LLM calls, tool calls identical in every pass); otherwise the row says
-why and carries what was measured.
+Every run starts from a reset mock and a fresh run log, and must complete, with the same LLM
+and tool calls in every pass; otherwise the row's status is ``error``, with the reason, and it
+still carries what was measured. ``counts_only`` plans (the marginal variants) stop after 3.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class ProbePlan:
     warmup: int = 2
     timed: int = 3
     count: int = 2
-    cprofile: int = 2
+    cprofile: int = 1
     sample_s: float = 0.1
     sample_min_runs: int = 3
     sample_interval_s: float = 0.0005
@@ -177,7 +177,6 @@ async def probe_scenario(
     row["mock_ms"] = mock_ms
 
     roots = harness_roots()
-    gc.collect()
     counted = []
     for _ in range(plan.count):
         counter = CallCounter(roots)
@@ -196,7 +195,6 @@ async def probe_scenario(
         row.update(_shape(probe.shapes))
         return row
 
-    gc.collect()
     edges = EdgeProbe.for_engine(engine)
     edges.install(asyncio.get_running_loop())
     try:
