@@ -237,6 +237,7 @@ async def probe_scenario(
     row["samples_in_mock"] = sampler.in_mock
     row["thread_samples"] = sampler.thread_samples
     row["idle_samples"] = sampler.idle_samples
+    row["wait_samples"] = sampler.wait_samples
 
     row.update(_shape(probe.shapes))
     return row

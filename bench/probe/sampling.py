@@ -17,10 +17,13 @@ charged to one group (``bench.probe.groups``):
 - otherwise the group of its innermost frame, a standard-library helper charged to its nearest
   non-helper caller. A sample taken while C code runs lands on the Python frame that called it.
 
-When the main thread is waiting in the event loop's ``select`` (at zero latency in-process, that
-is a run waiting for a job it handed to a thread pool: LangChain runs its sync parts through
-``run_in_executor``), the sample goes to the thread doing the work: the busy thread's innermost
-frame, counted in ``thread_samples``; with no busy thread it is ``asyncio`` (``idle_samples``).
+When the main thread is waiting in the event loop's ``select``, nothing runs in it, and the
+sample goes to what the run waits for. A task suspended inside a harness root is a tool sleeping
+its scripted ``latency_ms``: that sample is left out of every group (``wait_samples``), as
+framework overhead leaves out tool time. Else the busy thread of the loop's thread pool gets it,
+by its innermost frame (``thread_samples``: LangChain runs its sync parts through
+``run_in_executor``); else ``asyncio`` (``idle_samples``: at zero latency in-process, the
+hand-off of a job's result from a pool thread back to the loop).
 
 ``leaf`` counts the same samples by the innermost frame alone (no harness rule): the rule
 cProfile's ``tottime`` follows, for comparing the two (docs/measurement.md, the distortion).
@@ -30,6 +33,7 @@ Sampling is statistical: a share of ``p`` from ``n`` samples has a standard erro
 
 from __future__ import annotations
 
+import asyncio
 import math
 import signal
 import sys
@@ -82,6 +86,7 @@ class Sampler:
         self.in_mock = 0
         self.thread_samples = 0
         self.idle_samples = 0
+        self.wait_samples = 0
         self.active = False
         self._previous: Any = None
 
@@ -94,6 +99,9 @@ class Sampler:
         if frame is None:
             return
         if _waiting(frame):
+            if self._awaited_in_harness():
+                self.wait_samples += 1  # scripted waiting: not part of any group's time
+                return
             busy = _busy_thread()
             if busy is None:
                 self.idle_samples += 1
@@ -117,6 +125,23 @@ class Sampler:
             f = f.f_back
         self.groups[group] += 1
         self.leaf[leaf] += 1
+
+    def _awaited_in_harness(self) -> bool:
+        """Some task is suspended inside a harness root (a tool sleeping its scripted latency)."""
+        try:
+            tasks = asyncio.all_tasks()
+        except RuntimeError:
+            return False
+        for task in tasks:
+            awaited: Any = task.get_coro()
+            while awaited is not None:
+                frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+                if frame is not None and frame.f_code in self.roots:
+                    return True
+                awaited = getattr(awaited, "cr_await", None) or getattr(
+                    awaited, "gi_yieldfrom", None
+                )
+        return False
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         if self.active:

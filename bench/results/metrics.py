@@ -384,6 +384,10 @@ def order_index(names: Iterable[str]) -> Mapping[str, int]:
 # the profiling probe (bench.probe; docs/measurement.md, "The profiling probe")
 
 SHARE_METHODS = ("sampling", "sampling-leaf", "cprofile")
+# a scenario whose runs mostly wait (a tool's scripted latency) gets few samples of work at
+# zero latency (parallel_tool_calls: ~10): its shares would be noise, so pooled shares leave
+# out scenarios with fewer samples than this, whatever the method (like for like)
+MIN_SHARE_SAMPLES = 50
 
 
 def probe_rows(rows: Iterable[ProfileRow], kind: str = "scenario") -> list[ProfileRow]:
@@ -412,10 +416,17 @@ def row_shares(row: ProfileRow, method: str = "sampling") -> dict[str, float]:
     return {g: v / total for g, v in counts.items()} if total > 0 else {}
 
 
+def share_rows(rows: Sequence[ProfileRow]) -> list[ProfileRow]:
+    """The scenarios pooled shares are taken over (``MIN_SHARE_SAMPLES`` samples or more)."""
+    return [r for r in rows if (r.samples or 0) >= MIN_SHARE_SAMPLES]
+
+
 def profile_shares(rows: Sequence[ProfileRow], method: str = "sampling") -> dict[str, float]:
     """Share per group, the mean over scenarios of each scenario's share (each scenario
-    weighted once), in ``GROUPS`` order (groups the data adds come last)."""
-    per = [row_shares(r, method) for r in rows]
+    weighted once; ``share_rows`` only), in ``GROUPS`` order (groups the data adds last)."""
+    if method not in SHARE_METHODS:
+        raise ValueError(f"unknown share method {method!r}; one of {', '.join(SHARE_METHODS)}")
+    per = [row_shares(r, method) for r in share_rows(rows)]
     per = [p for p in per if p]
     if not per:
         return {}
@@ -429,7 +440,7 @@ def share_standard_error(rows: Sequence[ProfileRow], group: str | Sequence[str])
     scenario's share, combined over the mean."""
     groups = (group,) if isinstance(group, str) else tuple(group)
     errors = []
-    for row in rows:
+    for row in share_rows(rows):
         n = row.samples or 0
         if n <= 0:
             continue
@@ -537,6 +548,7 @@ def profile_by_engine(rows: Sequence[ProfileRow]) -> list[dict[str, Any]]:
         entry["leaf_shares"] = profile_shares(ok, "sampling-leaf")
         entry["cprofile_shares"] = profile_shares(ok, "cprofile")
         entry["samples"] = sum(r.samples or 0 for r in ok)
+        entry["share_scenarios"] = [r.scenario for r in share_rows(ok)]
         entry["callback_runnable_share"] = sum(
             entry["shares"].get(g, 0.0) for g in CALLBACK_RUNNABLE_GROUPS
         )

@@ -192,6 +192,7 @@ class ProfileRow(Row):
     samples_in_mock: int | None = None
     thread_samples: int | None = None
     idle_samples: int | None = None
+    wait_samples: int | None = None  # a tool sleeping its scripted latency: in no group
 
 
 class DebugRow(BaseModel):

@@ -105,5 +105,8 @@ def test_shares_weigh_each_scenario_once_and_claim_two_sums_callbacks_and_runnab
     assert e["callback_runnable_share"] == pytest.approx(0.2)
     se = math.sqrt(0.3 * 0.7 / 100 + 0.1 * 0.9 / 200) / 2
     assert e["callback_runnable_share_se"] == pytest.approx(se)
+    # a scenario that mostly waited (few samples of work) is left out of the pooled shares
+    waited = row("waits", 100, 2, samples=10, samples_by_group={"asyncio": 10})
+    assert profile_shares([*scenarios, waited]) == profile_shares(scenarios)
     with pytest.raises(ValueError, match="unknown share method"):
         profile_shares(scenarios, "guess")
