@@ -26,8 +26,9 @@ lint: install
 test: install lint
 	$(BIN)/python -m pytest
 
-# The default benchmark (~8-9 min on 2 cores): validate the scenarios, measure every engine on
-# every scenario in isolated workers, score the debug modes, write the decision report.
+# The default benchmark (~9-10 min on 2 cores): validate the scenarios, measure every engine on
+# every scenario in isolated workers, profile each engine (a separate probe, ~1 min), score the
+# debug modes, write the decision report.
 # An incomplete run (a crashed worker) still gets its report; make then exits non-zero.
 bench: install
 	@if [ "$(OUT)" = "reports/reference" ] && [ -n "$$(git status --porcelain --untracked-files=no)" ]; then \
@@ -35,6 +36,7 @@ bench: install
 	$(BIN)/schedbench scenarios validate
 	rm -rf $(OUT)
 	$(BIN)/schedbench run --out $(OUT); rc=$$?; \
+	  $(BIN)/schedbench probe --out $(OUT) || rc=1; \
 	  $(BIN)/schedbench debug-score --out $(OUT) --table '' && \
 	  $(BIN)/schedbench report $(OUT) && \
 	  echo "report: $(OUT)/report.html and $(OUT)/report.md" && exit $$rc
@@ -43,6 +45,7 @@ bench: install
 bench-quick: install
 	rm -rf $(OUT)-quick
 	$(BIN)/schedbench run --quick --out $(OUT)-quick; rc=$$?; \
+	  $(BIN)/schedbench probe --quick --out $(OUT)-quick || rc=1; \
 	  $(BIN)/schedbench report $(OUT)-quick && exit $$rc
 
 # Per-step hot paths (pytest-benchmark).

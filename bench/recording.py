@@ -19,10 +19,17 @@ from __future__ import annotations
 
 import contextvars
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
 from typing import Any
+
+# The profiling probe (``bench.probe.edges``) sets this to look at the Python stack at the two
+# edges of a run: ``EDGE_HOOK("send")`` when a request reaches the recording transport,
+# ``EDGE_HOOK("tool")`` when a scenario tool's body starts (``bench.tools``). It is None in
+# every measured run, where it costs one global lookup per request and per tool call.
+EDGE_HOOK: Callable[[str], None] | None = None
 
 
 @dataclass
@@ -130,6 +137,8 @@ def recording_transport_class(lib_name: str = "httpx") -> type:
             self.inner = inner
 
         async def handle_async_request(self, request: Any) -> Any:
+            if EDGE_HOOK is not None:
+                EDGE_HOOK("send")
             try:
                 body = request.content
             except lib.RequestNotRead:

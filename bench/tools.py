@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench import recording
 from bench.recording import ToolExecution, current_log
 from scenarios import Scenario, ToolDef
 from scenarios.tool_results import pad_to_size, result_text
@@ -145,6 +146,8 @@ class ScenarioTool:
 
     async def acall(self, **args: Any) -> str:
         """The async variant (cancellable, even while hanging)."""
+        if recording.EDGE_HOOK is not None:
+            recording.EDGE_HOOK("tool")
         earlier = self._earlier_calls(args)
         execution, number = self._start(args)
         try:
@@ -175,6 +178,8 @@ class ScenarioTool:
 
     def call(self, **args: Any) -> str:
         """The sync variant (a hang blocks the calling thread; see the module docstring)."""
+        if recording.EDGE_HOOK is not None:
+            recording.EDGE_HOOK("tool")
         earlier = self._earlier_calls(args)
         execution, number = self._start(args)
         try:

@@ -668,3 +668,118 @@ def save(spec: ChartSpec, data: RunData, out_dir: Path) -> tuple[Path, Path]:
         fig.savefig(png, format="png", metadata={"Software": None})
         fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
     return png, svg
+
+
+# ---------------------------------------------------------------------------------------------
+# the profiling probe (bench.probe; the lead wires it into CHARTS and the report)
+
+# one colour per package group (``bench.probe.groups.GROUPS``), stable across charts; LangChain's
+# callback and Runnable layers get the hatched segments, so claim 2's share reads in greyscale
+_GROUP_COLORS = dict(
+    zip(
+        (
+            "langchain_core.callbacks",
+            "langchain_core.tracers",
+            "langchain_core.runnables",
+            "langchain_core (rest)",
+            "langchain_classic",
+            "langchain",
+            "langgraph",
+            "langchain_openai",
+            "langsmith",
+            "scheduler",
+            "engine code",
+            "openai",
+            "httpx",
+            "pydantic",
+            "asyncio",
+            "json",
+            "harness",
+            "other",
+        ),
+        (
+            "#D55E00",
+            "#E69F00",
+            "#F0E442",
+            "#009E73",
+            "#56B4E9",
+            "#66C2A5",
+            "#1B9E77",
+            "#A6D854",
+            "#B3B3B3",
+            "#0072B2",
+            "#000000",
+            "#CC79A7",
+            "#8DA0CB",
+            "#E78AC3",
+            "#FC8D62",
+            "#FFD92F",
+            "#DDDDDD",
+            "#999999",
+        ),
+        strict=True,
+    )
+)
+_GROUP_HATCHES = {
+    "langchain_core.callbacks": "xx",
+    "langchain_core.tracers": "..",
+    "langchain_core.runnables": "//",
+}
+_MIN_GROUP_SHARE = 0.01  # groups below this in every engine are drawn as "other"
+
+
+def package_breakdown(shares: pd.DataFrame) -> Figure:
+    """Where a run's time goes, by package: one stacked bar per engine.
+
+    ``shares``: one row per engine × group, columns ``engine``, ``group``, ``share`` (0..1,
+    the engine's shares summing to 1) — ``bench.report.probe.breakdown_frame``. Engines in
+    the registry's order; groups in ``bench.probe.groups.GROUPS`` order.
+    """
+    shares = _require(shares, "profiling-probe shares", "share")
+    engines = order_engines(shares["engine"])
+    wide = shares.pivot_table(index="engine", columns="group", values="share", aggfunc="sum")
+    wide = wide.reindex(engines).fillna(0.0)
+    small = [g for g in wide.columns if wide[g].max() < _MIN_GROUP_SHARE and g != "other"]
+    if small:
+        wide["other"] = wide.get("other", 0.0) + wide[small].sum(axis=1)
+        wide = wide.drop(columns=small)
+    order = [g for g in _GROUP_COLORS if g in wide.columns]
+    order += [g for g in wide.columns if g not in order]
+    fig = _fig(10, 1.6 + 0.42 * len(engines))
+    ax = fig.add_subplot()
+    y = np.arange(len(engines))
+    left = np.zeros(len(engines))
+    for i, group in enumerate(order):
+        values = wide[group].to_numpy() * 100
+        color = _GROUP_COLORS.get(group, mpl.colormaps["tab20"](i % 20))
+        ax.barh(
+            y,
+            values,
+            left=left,
+            height=0.7,
+            color=color,
+            hatch=_GROUP_HATCHES.get(group, ""),
+            edgecolor="#333333",
+            linewidth=0.4,
+            label=group,
+        )
+        for j, v in enumerate(values):
+            if v >= 8:
+                dark = mpl.colors.rgb_to_hsv(mpl.colors.to_rgb(color))[2] < 0.45
+                ax.annotate(
+                    f"{v:.0f}",
+                    (left[j] + v / 2, y[j]),
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if dark else "black",
+                )
+        left += values
+    ax.set_yticks(y, [_label(e) for e in engines])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of a run's time (%, sampled; in-process mock, zero latency)")
+    ax.set_title("Where the time goes, by package")
+    ax.grid(axis="y", visible=False)
+    fig.legend(loc="outside lower center", ncol=min(len(order), 5), fontsize=7)
+    return fig

@@ -7,6 +7,7 @@ reports/<run-id>/
   footprint.jsonl    one line per import probe and per worker process
   throughput.jsonl   one line per engine × latency profile × concurrency level
   ttft.jsonl         one line per run of the TTFT phase (warm-up and timed)
+  profile.jsonl      one line per engine × scenario of the profiling probe (``schedbench probe``)
   summary.csv        engine × scenario × latency statistics (rebuilt from runs.jsonl)
   footprint.csv      per engine
   throughput.csv     per engine × latency profile × concurrency level
@@ -35,6 +36,7 @@ RUNS = "runs.jsonl"
 FOOTPRINT = "footprint.jsonl"
 THROUGHPUT = "throughput.jsonl"
 TTFT = "ttft.jsonl"
+PROFILE = "profile.jsonl"
 SUMMARY = "summary.csv"
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"
@@ -46,6 +48,7 @@ LOGS = "logs"
 RUN_KEY = ("engine", "scenario", "latency", "transport", "round", "repeat", "phase")
 THROUGHPUT_KEY = ("engine", "scenario", "latency", "transport", "concurrency")
 TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
+PROFILE_KEY = ("engine", "scenario")
 
 
 def clean(value: Any) -> Any:

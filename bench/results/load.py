@@ -10,6 +10,7 @@
   field of the wrong type (a torn last line included) is skipped and recorded as a
   ``Skipped`` (file, line number, reason): consumers print them and count them.
 - ``debuggability.csv`` (when the run was scored): typed the same way, per CSV line.
+- ``profile.jsonl`` (when the profiling probe ran: ``schedbench probe``): typed likewise.
 
 Then the later row of each key wins (``latest``): a run retried by ``--resume`` replaces
 its crashed row.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +31,8 @@ from bench.results.files import (
     DEBUG_CSV,
     FOOTPRINT,
     META,
+    PROFILE,
+    PROFILE_KEY,
     RUN_KEY,
     RUNS,
     SCHEMA_VERSION,
@@ -38,7 +41,15 @@ from bench.results.files import (
     TTFT,
     TTFT_KEY,
 )
-from bench.results.rows import DebugRow, FootprintRow, Meta, RunRow, ThroughputRow, TtftRow
+from bench.results.rows import (
+    DebugRow,
+    FootprintRow,
+    Meta,
+    ProfileRow,
+    RunRow,
+    ThroughputRow,
+    TtftRow,
+)
 
 DEFAULT_SEED = 0  # the bootstrap seed of a run whose config does not say (RunConfig.seed)
 
@@ -48,6 +59,7 @@ MODELS: dict[str, type[BaseModel]] = {
     THROUGHPUT: ThroughputRow,
     FOOTPRINT: FootprintRow,
     DEBUG_CSV: DebugRow,
+    PROFILE: ProfileRow,
 }
 
 R = TypeVar("R", bound=BaseModel)
@@ -248,6 +260,8 @@ class RunFolder:
     debuggability: list[DebugRow] | None  # None: the run was not scored
     skipped: tuple[Skipped, ...]  # corrupt lines of every file
     notes: tuple[str, ...]  # what is absent (meta.json), for the caveats
+    # the profiling probe's rows, the later row of each (engine, scenario); [] when not run
+    profile: list[ProfileRow] = field(default_factory=list)
 
     @property
     def timed_runs(self) -> list[RunRow]:
@@ -296,7 +310,9 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
     if meta is None:
         meta = {}
         notes.append(f"{META} not found: environment unknown.")
-    parts = {name: read_rows(directory / name) for name in (RUNS, TTFT, THROUGHPUT, FOOTPRINT)}
+    parts = {
+        name: read_rows(directory / name) for name in (RUNS, TTFT, THROUGHPUT, FOOTPRINT, PROFILE)
+    }
     debug = None
     if (directory / DEBUG_CSV).exists():
         debug = read_csv_rows(directory / DEBUG_CSV, DebugRow)
@@ -311,4 +327,5 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
         debuggability=debug.rows if debug else None,
         skipped=tuple(skipped),
         notes=tuple(notes),
+        profile=latest(parts[PROFILE].rows, PROFILE_KEY),
     )

@@ -12,7 +12,10 @@ attribute, ``None`` or NaN is "not measured". Statistics come from ``bench.resul
 - **TTFT over the floor**: a run's time to first token minus the mock's scripted floor
   (``ttft_over_floor``); ``ttft_stats`` is everything ttft.csv says about a cell;
 - **throughput** of a level (``throughput_level``) and the **footprint** of an engine
-  (``footprint_by_engine``).
+  (``footprint_by_engine``);
+- the **profiling probe** of an engine (``profile_by_engine``): calls per LLM step, the
+  marginal calls of one more tool call and one more step (``profile_marginals``), stack
+  depths, and the share of a run's time per package group (``profile_shares``).
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bench.probe.groups import CALLBACK_RUNNABLE_GROUPS, GROUPS
 from bench.results import stats
 from bench.results.load import timed
-from bench.results.rows import FootprintRow, RunRow, ThroughputRow
+from bench.results.rows import FootprintRow, ProfileRow, RunRow, ThroughputRow
 
 BASELINE = "raw"  # the engine ratios and token overheads are taken against
 GROUP_COLUMNS = ("engine", "scenario", "latency", "transport")  # what a cell is
@@ -374,3 +378,195 @@ def _difference(a: object, b: object) -> float | None:
 def order_index(names: Iterable[str]) -> Mapping[str, int]:
     """name → position, for sorting by a run's configured order (unknown names last)."""
     return {name: i for i, name in enumerate(names)}
+
+
+# ---------------------------------------------------------------------------------------------
+# the profiling probe (bench.probe; docs/measurement.md, "The profiling probe")
+
+SHARE_METHODS = ("sampling", "sampling-leaf", "cprofile")
+# a scenario whose runs mostly wait (a tool's scripted latency) gets few samples of work at
+# zero latency (parallel_tool_calls: ~10): its shares would be noise, so pooled shares leave
+# out scenarios with fewer samples than this, whatever the method (like for like)
+MIN_SHARE_SAMPLES = 50
+
+
+def probe_rows(rows: Iterable[ProfileRow], kind: str = "scenario") -> list[ProfileRow]:
+    """The probe's rows of one kind that measured something (status ok)."""
+    return [r for r in rows if r.status == "ok" and r.kind == kind]
+
+
+def _median_of(values: Sequence[float]) -> float | None:
+    return stats.number(stats.median(values)) if values else None
+
+
+def _share_counts(row: ProfileRow, method: str) -> dict[str, float]:
+    if method == "sampling":
+        return dict(row.samples_by_group)
+    if method == "sampling-leaf":
+        return dict(row.leaf_samples_by_group)
+    if method == "cprofile":
+        return dict(row.cprofile_ms_by_group)
+    raise ValueError(f"unknown share method {method!r}; one of {', '.join(SHARE_METHODS)}")
+
+
+def row_shares(row: ProfileRow, method: str = "sampling") -> dict[str, float]:
+    """One scenario's share of time per group (0..1): samples, or cProfile's tottime."""
+    counts = _share_counts(row, method)
+    total = sum(counts.values())
+    return {g: v / total for g, v in counts.items()} if total > 0 else {}
+
+
+def share_rows(rows: Sequence[ProfileRow]) -> list[ProfileRow]:
+    """The scenarios pooled shares are taken over (``MIN_SHARE_SAMPLES`` samples or more)."""
+    return [r for r in rows if (r.samples or 0) >= MIN_SHARE_SAMPLES]
+
+
+def profile_shares(rows: Sequence[ProfileRow], method: str = "sampling") -> dict[str, float]:
+    """Share per group, the mean over scenarios of each scenario's share (each scenario
+    weighted once; ``share_rows`` only), in ``GROUPS`` order (groups the data adds last)."""
+    if method not in SHARE_METHODS:
+        raise ValueError(f"unknown share method {method!r}; one of {', '.join(SHARE_METHODS)}")
+    per = [row_shares(r, method) for r in share_rows(rows)]
+    per = [p for p in per if p]
+    if not per:
+        return {}
+    names = [g for g in GROUPS if any(g in p for p in per)]
+    names += sorted({g for p in per for g in p} - set(names))
+    return {g: sum(p.get(g, 0.0) for p in per) / len(per) for g in names}
+
+
+def share_standard_error(rows: Sequence[ProfileRow], group: str | Sequence[str]) -> float:
+    """Sampling error of a pooled share (``profile_shares``): the binomial error of each
+    scenario's share, combined over the mean."""
+    groups = (group,) if isinstance(group, str) else tuple(group)
+    errors = []
+    for row in share_rows(rows):
+        n = row.samples or 0
+        if n <= 0:
+            continue
+        p = sum(row.samples_by_group.get(g, 0) for g in groups) / n
+        errors.append(p * (1 - p) / n)
+    return math.sqrt(sum(errors)) / len(errors) if errors else math.nan
+
+
+def _per_step(row: ProfileRow, field: str) -> float | None:
+    return per_step(_median_of(getattr(row, field)), row.llm_calls)
+
+
+def _ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float | None:
+    a, b = _median_of(numerator), _median_of(denominator)
+    return a / b if a is not None and b else None
+
+
+def profile_marginals(rows: Sequence[ProfileRow], engine: str) -> dict[str, Any]:
+    """The marginal variants (``bench.probe.variants``) of one engine: engine calls of one more
+    tool call, of one more LLM step with its tool call, and of a step without it."""
+    mine = [r for r in rows if r.engine == engine and r.status == "ok"]
+    variants = [r for r in mine if r.kind == "variant"]
+    if not variants:
+        return {}
+    base_name = variants[0].variant_of
+    base = next((r for r in mine if r.kind == "scenario" and r.scenario == base_name), None)
+    plus = {r.scenario[len(base_name or "") :]: r for r in variants if r.scenario}
+    if base is None or "+tool" not in plus or "+step" not in plus:
+        return {}
+    calls = {k: _median_of(r.calls_per_run) for k, r in (("base", base), *plus.items())}
+    if any(v is None for v in calls.values()):
+        return {}
+    tool, step = calls["+tool"] - calls["base"], calls["+step"] - calls["base"]
+    return {
+        "scenario": base_name,
+        "per_tool_call": tool,
+        "per_step_with_tool": step,
+        "per_step_without_tool": step - tool,
+        # what each variant really did (a ReAct engine plays parallel calls one per LLM turn)
+        "llm_calls": {k: r.llm_calls for k, r in (("base", base), *plus.items())},
+        "tool_calls": {k: r.tool_calls for k, r in (("base", base), *plus.items())},
+    }
+
+
+def _range(values: Sequence[float | None]) -> tuple[float, float]:
+    finite = [v for v in values if v is not None]
+    return (min(finite), max(finite)) if finite else (math.nan, math.nan)
+
+
+def _spread(values: Sequence[int]) -> float:
+    """Relative spread of counts over counted runs: (max − min) / median; 0 = reproducible."""
+    if not values:
+        return math.nan
+    mid = stats.median(values)
+    return (max(values) - min(values)) / mid if mid else 0.0
+
+
+def profile_by_engine(rows: Sequence[ProfileRow]) -> list[dict[str, Any]]:
+    """Per engine (first-seen order): the probe's numbers pooled over its scenarios.
+
+    Calls and wall time per step are geometric means over scenarios of each scenario's median
+    per run ÷ its LLM calls; depths, modules and classes the median over scenarios of each
+    scenario's median over its sends (tool bodies); shares the mean of each scenario's.
+    Engines that were not probed carry their status and reason only.
+    """
+    out = []
+    for engine in dict.fromkeys(r.engine for r in rows):
+        mine = [r for r in rows if r.engine == engine]
+        ok = probe_rows(mine)
+        entry: dict[str, Any] = {"engine": engine, "scenarios": len(ok)}
+        failed = [r for r in mine if r.status != "ok"]
+        entry["status"] = "ok" if ok else (failed[0].status if failed else "error")
+        entry["errors"] = [f"{r.scenario or engine}: {r.error}" for r in failed if r.error]
+        if not ok:
+            out.append(entry)
+            continue
+        by_scenario = {r.scenario: r for r in ok}
+        for name, field in (
+            ("calls_per_step", "calls_per_run"),
+            ("resumes_per_step", "resumes_per_run"),
+            ("c_calls_per_step", "c_calls_per_run"),
+            ("harness_calls_per_step", "harness_calls_per_run"),
+            ("executor_jobs_per_step", "executor_jobs_per_run"),
+            ("ms_per_step", "wall_ms"),
+        ):
+            values = {s: _per_step(r, field) for s, r in by_scenario.items()}
+            positive = [v for v in values.values() if v is not None and v > 0]
+            entry[name] = (
+                stats.geometric_mean(positive)
+                if positive
+                else (0.0 if any(v == 0 for v in values.values()) else math.nan)
+            )
+            entry[f"{name}_range"] = _range(list(values.values()))
+        entry["calls_spread"] = max(_spread(r.calls_per_run) for r in ok)
+        for edge in ("send", "tool"):
+            for what in ("depths", "modules", "classes"):
+                medians = [_median_of(getattr(r, f"{edge}_{what}")) for r in ok]
+                medians = [m for m in medians if m is not None]
+                key = f"{edge}_{what[:-1] if what == 'depths' else what}"
+                entry[key] = stats.median(medians) if medians else math.nan
+                entry[f"{key}_range"] = _range(medians)
+            entry[f"{edge}_unanchored"] = sum(len(getattr(r, f"{edge}_unanchored")) for r in ok)
+        entry.update({f"marginal_{k}": v for k, v in profile_marginals(rows, engine).items()})
+        entry["shares"] = profile_shares(ok, "sampling")
+        entry["leaf_shares"] = profile_shares(ok, "sampling-leaf")
+        entry["cprofile_shares"] = profile_shares(ok, "cprofile")
+        entry["samples"] = sum(r.samples or 0 for r in ok)
+        entry["share_scenarios"] = [r.scenario for r in share_rows(ok)]
+        entry["callback_runnable_share"] = sum(
+            entry["shares"].get(g, 0.0) for g in CALLBACK_RUNNABLE_GROUPS
+        )
+        entry["callback_runnable_share_se"] = share_standard_error(ok, CALLBACK_RUNNABLE_GROUPS)
+        # the profilers' own cost: profiled wall time per run ÷ plain wall time per run
+        for name, field in (
+            ("cprofile_factor", "cprofile_wall_ms"),
+            ("sampling_factor", "sampled_wall_ms"),
+        ):
+            ratios = [_ratio(getattr(r, field), r.wall_ms) for r in ok]
+            ratios = [x for x in ratios if x]
+            entry[name] = stats.geometric_mean(ratios) if ratios else math.nan
+        # a cross-check of the sampler: the mock's share by samples and by its own clock
+        entry["mock_share_sampled"] = stats.mean(
+            [(r.samples_in_mock or 0) / r.samples for r in ok if r.samples]
+        )
+        entry["mock_share_timed"] = stats.mean(
+            [x for x in (_ratio(r.mock_ms, r.wall_ms) for r in ok) if x is not None]
+        )
+        out.append(entry)
+    return out

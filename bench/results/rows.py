@@ -134,6 +134,67 @@ class FootprintRow(Row):
     rss_after_first_run_mb: float | None = None
 
 
+class ProfileRow(Row):
+    """One line of profile.jsonl: the profiling probe of one engine on one scenario
+    (``bench.probe``; fields in docs/measurement.md, "The profiling probe"). An engine that
+    could not be probed has one row with ``scenario`` null and ``status`` error or skipped."""
+
+    engine: str
+    scenario: str | None = None
+    kind: Literal["scenario", "variant"] | None = None  # variant: a marginal variant
+    variant_of: str | None = None
+    status: Literal["ok", "error", "skipped"]
+    error: str | None = None
+    plan: dict[str, Any] = Field(default_factory=dict)  # runs per pass
+    engine_import_ms: float | None = None
+    probe_s: float | None = None
+    runs: int | None = None  # runs made over every pass (warm-ups excluded)
+    run_status: str | None = None
+    llm_calls: int | None = None  # per run (the same in every run, or the row is an error)
+    tool_calls: int | None = None
+    # plain runs
+    wall_ms: tuple[float, ...] = ()
+    mock_ms: tuple[float, ...] = ()  # inside the mock's request handler
+    # counted runs (one value per run); engine calls exclude the harness
+    calls_per_run: tuple[int, ...] = ()
+    harness_calls_per_run: tuple[int, ...] = ()
+    resumes_per_run: tuple[int, ...] = ()
+    c_calls_per_run: tuple[int, ...] = ()
+    executor_jobs_per_run: tuple[int, ...] = ()
+    calls_by_group: dict[str, int] = Field(default_factory=dict)  # of the first counted run
+    resumes_by_group: dict[str, int] = Field(default_factory=dict)
+    c_calls_by_group: dict[str, int] = Field(default_factory=dict)
+    # the stack at each edge: one value per send / tool body of the edge run
+    send_depths: tuple[int, ...] = ()
+    send_modules: tuple[int, ...] = ()
+    send_classes: tuple[int, ...] = ()
+    send_frames_by_group: dict[str, int] = Field(default_factory=dict)  # of the first send
+    send_module_names: tuple[str, ...] = ()
+    send_class_names: tuple[str, ...] = ()
+    send_stack: tuple[str, ...] = ()  # module:qualname, from execute inwards
+    send_unanchored: tuple[str, ...] = ()  # why some sends had no path to execute
+    tool_depths: tuple[int, ...] = ()
+    tool_modules: tuple[int, ...] = ()
+    tool_classes: tuple[int, ...] = ()
+    tool_frames_by_group: dict[str, int] = Field(default_factory=dict)
+    tool_module_names: tuple[str, ...] = ()
+    tool_class_names: tuple[str, ...] = ()
+    tool_stack: tuple[str, ...] = ()
+    tool_unanchored: tuple[str, ...] = ()
+    # cProfile runs
+    cprofile_wall_ms: tuple[float, ...] = ()
+    cprofile_ms_by_group: dict[str, float] = Field(default_factory=dict)  # per run
+    # sampled runs
+    sampled_wall_ms: tuple[float, ...] = ()
+    samples: int | None = None
+    samples_by_group: dict[str, int] = Field(default_factory=dict)
+    leaf_samples_by_group: dict[str, int] = Field(default_factory=dict)
+    samples_in_mock: int | None = None
+    thread_samples: int | None = None
+    idle_samples: int | None = None
+    wait_samples: int | None = None  # a tool sleeping its scripted latency: in no group
+
+
 class DebugRow(BaseModel):
     """One row of debuggability.csv (columns in docs/debuggability.md): CSV text, so values
     are parsed from strings; an empty cell is ``None``. Only the scored numbers are typed."""

@@ -1,0 +1,102 @@
+"""``python -m bench.probe.worker --engine NAME``: probes one engine, in this fresh process.
+
+Imports the harness, then the engine, then probes each scenario asked for (``--scenarios``,
+plus the marginal variants of ``--marginal``) on one event loop, and writes one JSON line per
+scenario on its *original* stdout (fd 1 then points at stderr, so nothing an engine prints
+can corrupt the stream), then ``{"type": "done"}``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
+    os.environ[_var] = "false"
+os.environ.setdefault("OPENAI_API_KEY", "sk-schedbench-mock")
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from typing import IO, Any  # noqa: E402
+
+from bench.mockllm import LatencyProfile  # noqa: E402
+from bench.mockllm.tokens import request_tokens  # noqa: E402
+from bench.probe.measure import FULL, QUICK, TimedMock, counts_only, probe_scenario  # noqa: E402
+from bench.probe.variants import marginal_variants  # noqa: E402
+from scenarios import load_scenarios  # noqa: E402
+
+
+def _claim_stdout() -> IO[str]:
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    return out
+
+
+def _send(out: IO[str], message: dict[str, Any]) -> None:
+    out.write(json.dumps(message, default=str) + "\n")
+    out.flush()
+
+
+async def _probe(args: argparse.Namespace, out: IO[str]) -> None:
+    from bench.engines.common import RecordingEngine
+    from bench.runner.registry import create_engine
+
+    library = load_scenarios(args.scenario_dir)
+    names = [n for n in args.scenarios.split(",") if n]
+    scenarios = {n: library[n] for n in names}
+    kinds = dict.fromkeys(names, "scenario")
+    if args.marginal:
+        for variant in marginal_variants(library[args.marginal]):
+            scenarios[variant.name] = variant
+            kinds[variant.name] = "variant"
+    request_tokens([{"role": "user", "content": "warm up"}])  # the tokenizer's tables
+    started = time.perf_counter()
+    engine = create_engine(args.engine)
+    import_ms = (time.perf_counter() - started) * 1000
+    if not isinstance(engine, RecordingEngine):
+        raise TypeError(f"{args.engine}: not a RecordingEngine; the probe cannot time execute")
+    plan = QUICK if args.quick else FULL
+    mock = TimedMock(scenarios=scenarios, latency=LatencyProfile())
+    for name, scenario in scenarios.items():
+        mine = plan if kinds[name] == "scenario" else counts_only(plan)
+        base = {"scenario": name, "kind": kinds[name], "plan": mine.to_dict()}
+        base["variant_of"] = args.marginal if kinds[name] == "variant" else None
+        base["engine_import_ms"] = import_ms
+        begun = time.perf_counter()
+        try:
+            row = await probe_scenario(engine, scenario, mock, mine)
+        except Exception:
+            row = {"status": "error", "error": traceback.format_exc(limit=8)[-2000:]}
+        row["probe_s"] = time.perf_counter() - begun
+        _send(out, {"type": "row", "row": {**base, **row}})
+    await engine.aclose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.probe.worker")
+    parser.add_argument("--engine", required=True)
+    parser.add_argument("--scenarios", required=True, help="comma-separated scenario names")
+    parser.add_argument("--marginal", help="scenario whose marginal variants to probe too")
+    parser.add_argument("--scenario-dir")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    out = _claim_stdout()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(_probe(args, out))
+    except BaseException:
+        _send(out, {"type": "fatal", "error": traceback.format_exc()[-4000:]})
+        out.flush()
+        os._exit(1)
+    _send(out, {"type": "done"})
+    out.flush()
+    os._exit(0)  # hung sync tool threads (bench.tools) would block a normal exit
+
+
+if __name__ == "__main__":
+    sys.exit(main())
