@@ -149,9 +149,10 @@ def probe_engines(
     store.create()
     path = store.path(PROFILE)
     path.unlink(missing_ok=True)
-    _, skipped = probed_engines()
+    default, skipped = probed_engines()
     with store:
-        for engine, reason in skipped.items():
+        # the registry's engines the probe cannot run are listed when it probes them all
+        for engine, reason in skipped.items() if set(default) <= set(config.engines) else ():
             if engine in config.engines:
                 continue
             store.append(PROFILE, {"engine": engine, "status": "skipped", "error": reason})

@@ -71,6 +71,7 @@ def build_document(
         sections.claims_ledger(ledger),
         sections.when_to_choose(data, facts, slots),
         sections.performance(data, slots),
+        sections.where_time_goes(data, slots),
         sections.tokens(data, slots),
         sections.footprint(data, facts, slots),
         sections.debuggability(data, slots),

@@ -583,6 +583,14 @@ class ChartSpec:
     draw: Callable[[RunData], Figure]
 
 
+def _breakdown(d: RunData) -> pd.DataFrame:
+    from bench.report.probe import breakdown_frame
+
+    if not d.profile:
+        raise NoData("no profiling probe in this run (schedbench probe)")
+    return breakdown_frame(list(d.profile))
+
+
 def _latency(d: RunData) -> Figure:
     return latency_by_scenario(analysis.scenario_stats(d), tuple(d.fault_scenarios))
 
@@ -647,6 +655,14 @@ CHARTS: tuple[ChartSpec, ...] = (
         "debug output, against the size of that output. Up and left is better; modes that print "
         "nothing (off) are left out.",
         lambda d: debuggability(d.debuggability),
+    ),
+    ChartSpec(
+        "package_breakdown",
+        "Where a run's time goes, by package",
+        "The profiling probe (a separate run, never the timed suite): each engine's sampled "
+        "time on the happy-path scenarios, grouped by the package of the running function; "
+        "hatched: LangChain's callbacks, tracers and runnable plumbing.",
+        lambda d: package_breakdown(_breakdown(d)),
     ),
     ChartSpec(
         "fault_matrix",

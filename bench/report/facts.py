@@ -280,6 +280,28 @@ def _peak(data: RunData) -> dict[str, Estimate]:
     return {str(r.engine): exact(r.runs_per_s) for r in peak.itertuples()}
 
 
+def _callback_shares(data: RunData) -> dict[str, Estimate]:
+    """Per engine: the share of a run's sampled time in callbacks, tracers and runnables
+    (the profiling probe), with its sampling error as a normal parametric bootstrap."""
+    from bench.probe.groups import CALLBACK_RUNNABLE_GROUPS
+    from bench.results.metrics import profile_shares, share_standard_error
+
+    rows = [r for r in data.profile if getattr(r, "status", None) == "ok"]
+    out = {}
+    for engine in dict.fromkeys(r.engine for r in rows):
+        mine = [r for r in rows if r.engine == engine]
+        shares = profile_shares(mine)
+        if not shares:
+            continue
+        point = sum(shares.get(g, 0.0) for g in CALLBACK_RUNNABLE_GROUPS)
+        se = share_standard_error(mine, CALLBACK_RUNNABLE_GROUPS)
+        rng = np.random.default_rng(_seed(data, engine, "callback_share"))
+        drawn = point + rng.normal(0.0, se if math.isfinite(se) else 0.0, RESAMPLES)
+        low, high = stats.interval(drawn)
+        out[str(engine)] = Estimate(point, low, high, drawn)
+    return out
+
+
 def _machine(meta: Mapping[str, Any], key: str) -> float | None:
     machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
     return stats.number(machine.get(key))
@@ -323,6 +345,7 @@ def compute_facts(data: RunData) -> Facts:
         rss_mb=_footprint(data, "rss_mb"),
         code=_code(data),
         peak_rps=_peak(data),
+        callback_share=_callback_shares(data),
         debug_recall={str(k): float(v) for k, v in dbg["recall"].dropna().items()},
         debug_bytes_per_fact={str(k): float(v) for k, v in dbg["bytes_per_fact"].dropna().items()},
         debug_mode={str(k): str(v) for k, v in dbg["mode"].items()},

@@ -237,6 +237,7 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         debuggability=debug,
         code_size=code,
         ttft=ttft,
+        profile=tuple(folder.profile),
         run_dir=folder.directory,
         notes=tuple(notes),
     )

@@ -172,6 +172,7 @@ class RunData:
     debuggability: pd.DataFrame | None = None
     code_size: pd.DataFrame | None = None
     ttft: pd.DataFrame | None = None
+    profile: tuple[Any, ...] = ()  # profile.jsonl rows (bench.results.rows.ProfileRow)
     run_dir: Path | None = None
     notes: tuple[str, ...] = ()  # what the adapter could not read, for the caveats
 

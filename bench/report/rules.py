@@ -266,23 +266,26 @@ def claim_callbacks(f: Facts) -> Claim:
     )
     shares = f.callback_share
     side = f.langchain
+    judged = [e for e in (side.engines if side else ()) if known(shares.get(e))]
+    others = [
+        e for e in shares if e not in judged and e in REGISTRY and REGISTRY[e].family == "langchain"
+    ]
     parts = []
-    for engine in side.engines if side else ():
-        share = shares.get(engine)
-        if not known(share):
-            continue
+    for engine in judged:
+        share = shares[engine]
 
         def decide(v: Mapping[str, float]) -> Verdict:
             s = v["share"]
             return _three_way(s, s >= T.CALLBACK_SHARE_SUPPORTED, s < T.CALLBACK_SHARE_REFUTED)
 
-        parts.append(
-            Part(
-                engine,
-                f"{pct_ci(share)} of a step in callbacks and runnables",
-                judge({"share": share}, decide),
+        measured = f"{pct_ci(share)} of a run's time in callbacks, tracers and runnables"
+        if engine == judged[-1] and others:
+            measured += (
+                " (other LangChain engines: "
+                + ", ".join(f"{e} {fmt.pct(shares[e].point)}" for e in others)
+                + ")"
             )
-        )
+        parts.append(Part(engine, measured, judge({"share": share}, decide)))
     return Claim(
         "callbacks",
         text,

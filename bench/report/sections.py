@@ -463,6 +463,29 @@ def performance(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
     return Section("Performance", "performance", tuple(blocks))
 
 
+def where_time_goes(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
+    """The profiling probe: calls per step, stack depths, and time by package."""
+    from bench.report.probe import distortion_table, profile_table
+
+    title, anchor = "Where the time goes", "where-the-time-goes"
+    if not data.profile:
+        return Section(title, anchor, (Note("No profiling probe in this run (schedbench probe)."),))
+    rows = list(data.profile)
+    blocks: list[Block] = [
+        P(
+            "A separate probe run (never the timed suite): Python function calls per LLM step, "
+            "the frames between the caller's call and the HTTP send or the tool body, and a "
+            "sampling profile of each engine's time grouped by package. It answers where "
+            "LangChain's milliseconds go, and whether callbacks and runnable plumbing are "
+            "where they go (claim 2)."
+        ),
+        *_slot(charts, "package_breakdown"),
+        profile_table(rows),
+        distortion_table(rows),
+    ]
+    return Section(title, anchor, tuple(blocks))
+
+
 def _throughput_tables(tp: pd.DataFrame) -> list[Block]:
     """One table per latency profile: engines down, concurrency levels across."""
     out: list[Block] = []

@@ -14,6 +14,7 @@ import pandas as pd
 
 from bench.engines.registry import REGISTRY
 from bench.report.model import RunData
+from bench.results.rows import ProfileRow
 
 WANTED = (
     "raw",
@@ -133,6 +134,10 @@ class Params:
             "lc-agentexecutor": {"verbose": (0.6, 40000, False)},
         }
     )
+    # the profiling probe: engine -> share of its sampled time in callbacks + runnables
+    callback_share: dict[str, float] = field(
+        default_factory=lambda: {"raw": 0.0, "scheduler": 0.0, "lc-create-agent": 0.04}
+    )
     repeats: int = 12
     engines: tuple[str, ...] = ENGINES
     final_answer: str = "Order A123 can be returned within 30 days."
@@ -216,6 +221,7 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
         debuggability=_debuggability(p, evil),
         code_size=_code(p),
         ttft=_ttft(p, rng),
+        profile=_profile(p),
     )
 
 
@@ -315,3 +321,42 @@ def _ttft(p: Params, rng: np.random.Generator) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _profile(p: Params) -> tuple[ProfileRow, ...]:
+    rows = []
+    for engine, share in p.callback_share.items():
+        if engine not in p.engines:
+            continue
+        callbacks = round(1000 * share)
+        samples = {"langchain_core.callbacks": callbacks, "httpx": 600, "asyncio": 400 - callbacks}
+        samples = {g: n for g, n in samples.items() if n > 0}
+        rows.append(
+            ProfileRow.model_validate(
+                {
+                    "engine": engine,
+                    "scenario": "customer_returns",
+                    "kind": "scenario",
+                    "status": "ok",
+                    "llm_calls": 3,
+                    "tool_calls": 2,
+                    "calls_per_run": (3000, 3000),
+                    "wall_ms": (4.0,),
+                    "sampled_wall_ms": (4.4,),
+                    "cprofile_wall_ms": (10.0,),
+                    "mock_ms": (0.4,),
+                    "send_depths": (15, 15),
+                    "send_modules": (5, 5),
+                    "send_classes": (4, 4),
+                    "tool_depths": (7,),
+                    "tool_modules": (4,),
+                    "tool_classes": (3,),
+                    "samples": sum(samples.values()),
+                    "samples_by_group": samples,
+                    "leaf_samples_by_group": samples,
+                    "cprofile_ms_by_group": {g: float(n) for g, n in samples.items()},
+                    "samples_in_mock": 1,
+                }
+            )
+        )
+    return tuple(rows)

@@ -150,8 +150,9 @@ def test_every_claim_can_come_out_more_than_one_way() -> None:
 
 
 def test_the_callback_claim_needs_the_probe_and_follows_its_share() -> None:
-    facts = compute_facts(make(BASE))
+    facts = compute_facts(make(replace(BASE, callback_share={})))
     assert rules.claim_callbacks(facts).verdict == "not measured"
+    assert compute_facts(make(BASE)).callback_share["lc-create-agent"].point == 0.04
     for share, expected in ((0.4, "supported"), (0.01, "refuted"), (0.1, "partly")):
         shares = dict.fromkeys(facts.langchain.engines, exact(share))
         assert rules.claim_callbacks(replace(facts, callback_share=shares)).verdict == expected
