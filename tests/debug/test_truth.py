@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bench.debug.truth import Fact, Failure, ground_truth
+from bench.debug.truth import CallRef, Fact, Failure, ground_truth
 from bench.engines.base import RunRecord, ToolCallRecord
 from scenarios import load_scenarios
 
@@ -128,8 +128,16 @@ def test_rate_limited_call_is_an_llm_error_in_step_one_and_costs_no_completion(s
     assert [(c.step, c.status) for c in truth.calls] == [(1, 429), (1, 429), (1, 200), (2, 200)]
     error = Fact("llm_error", 1, "Rate limit reached for requests per", alts=("error code: 429",))
     assert truth.by_kind("llm_error") == [error]
-    assert truth.by_kind("failed_step") == [Fact("failed_step", 1, 1)]
-    assert truth.failure == Failure(1, None, error)
+    # the LLM call of step 1 failed; its retries are the same call; one LLM call per step
+    llm = [CallRef(1, None, order=1), CallRef(2, None, order=2)]
+    assert truth.failure == Failure(1, None, error, llm[0], tuple(llm))
+    assert truth.failure.index == 1
+    # the failing step is judged by localisation, not counted again as a recall fact
+    assert {f.kind for f in truth.facts} == {"llm_error", "tokens", "tool", "arg", "result"} | {
+        "latency",
+        "termination",
+        "final",
+    }
     assert [f.step for f in truth.by_kind("tokens")] == [1, 1, 2, 2]
 
 
@@ -148,7 +156,19 @@ def test_failing_tool_gives_error_fact_and_failure(scenarios) -> None:
     )
     truth = ground_truth(scenario, record)
     error = Fact("error", 1, "ConnectionResetError: [Errno 104]")
-    assert truth.failure == Failure(1, "track_parcel", error)
+    # three identical calls, told apart by their step and by the id the mock gave each
+    peers = tuple(
+        CallRef(
+            step,
+            "track_parcel",
+            f"call_t{step - 1}_0",
+            (Fact("arg", step, "00340434161094042557", key="tracking_number"),),
+            order=step,
+        )
+        for step in (1, 2, 3)
+    )
+    assert truth.failure == Failure(1, "track_parcel", error, peers[0], peers)
+    assert (truth.failure.index, len(truth.failure.all_peers)) == (1, 3)
     # text facts repeated in later steps are counted once; numeric ones per call
     assert truth.by_kind("error") == [error]
     assert truth.by_kind("tool") == [Fact("tool", 1, "track_parcel")]
@@ -160,7 +180,10 @@ def test_unknown_tool_and_malformed_arguments_are_errors_of_their_step(scenarios
     unknown = scenarios["unknown_tool"]
     weather = [ToolCallRecord("get_weather", {"city": "Paris", "unit": "celsius"}, True, 0.1)]
     truth = ground_truth(unknown, _record(unknown, _bodies(unknown, 3), weather, final="14"))
-    assert truth.failure == Failure(1, "get_wether", Fact("error", 1, "get_wether"))
+    wether = CallRef(1, "get_wether", "call_t0_0", (Fact("arg", 1, "Paris", key="city"),), 1)
+    assert truth.failure == Failure(
+        1, "get_wether", Fact("error", 1, "get_wether"), wether, (wether,)
+    )
     malformed = scenarios["malformed_tool_args"]
     truth = ground_truth(malformed, _record(malformed, _bodies(malformed, 3), weather, final="14"))
     assert truth.failure is not None and truth.failure.tool == "get_weather"
