@@ -1,32 +1,33 @@
 """Fault localisation by content: can a reader of a debug output identify the failing call?
 
 The first failure of a run (``truth.Failure``) is one call — a tool call, or the LLM call of
-a step — among its *peers* (the other calls of the same tool, or the other LLM calls). An
+a step — among its *peers*: the other calls of the same tool, or the other LLM calls. An
 output localises it when it names
 
 (a) **the call**: the failing tool, or that it was the LLM call;
 (b) **its error**;
 (c) **its position**: which of its peers failed.
 
-Nothing here knows an engine's vocabulary. Both text and JSON are read as records with a
-context (``Statement``): a statement of the error, plus what surrounds it the way a reader
-sees it — in text, the line, its outline ancestors (the less indented lines above it) and
-its sibling entries up to the nearest one that names another call; in JSON, the enclosing
-objects' own fields and the sibling elements of the innermost enclosing array, with the
-same stop. (a) and (c) must be found in the context of a statement of the error. The rules
-are documented in docs/debuggability.md ("Fault localisation").
+Nothing here knows an engine's vocabulary. Text and JSON are read the same way: a
+*statement* of the error has a *record* (text: its line, the lines below it that are more
+indented, and its outline ancestors, the less indented lines above; JSON: the leaf and the
+own fields of the objects that enclose it) and a wider *context* (the record plus the
+sibling entries or array elements around it, back to where the previous call ended). (a)
+is looked for in the context, (c) by marks that only the failing call has, or by order.
+The rules are documented in docs/debuggability.md ("Fault localisation").
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from bench.debug.match import fact_found, flatten, normalise, parse_structured, step_found
-from bench.debug.truth import ARG, ERROR, LLM_ERROR, RESULT, TOOL, Fact, Failure
+from bench.debug.truth import ARG, ERROR, LLM_ERROR, RESULT, TOOL, CallRef, Fact, Failure
 
 # the words that say "this is the LLM call": LangChain's llm runs and ChatOpenAI, our
 # "[LLM Reasoning]" and "chat <model>" spans, LangGraph's "model" node, the API's paths
@@ -39,8 +40,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 STEP, CALL_ID, ARGS, ORDER, ONLY = "step", "id", "args", "order", "only"
 ROUTES = (STEP, CALL_ID, ARGS, ORDER, ONLY)
 
-Path = tuple[tuple[str, Any], ...]  # ("k", key) for an object member, ("i", n) for an element
-
 
 @dataclass(frozen=True)
 class Localisation:
@@ -49,7 +48,7 @@ class Localisation:
     tool: bool  # (a) the failing tool (or, for an LLM failure, the LLM call) is named
     error: bool  # (b) its error is named
     position: bool  # (c) which of its peers it was can be told
-    how: tuple[str, ...] = ()  # the routes by which (c) holds: step, id, args, order, only
+    how: tuple[str, ...] = ()  # the routes by which (c) holds (``ROUTES``)
 
     @property
     def localised(self) -> bool:
@@ -60,13 +59,13 @@ class Localisation:
 class Statement:
     """One place where the output states the error, with what a reader reads around it."""
 
-    context: str  # normalised text of the statement and its context
-    record: str  # the part of the context that is the statement's own record (no siblings)
-    ordered: bool  # the statement is placed in order among the records of the tool's calls
-    excerpt_line: int  # 0-based line of the output where the statement is (for excerpts)
+    record: str  # normalised: the statement's own record
+    context: str  # normalised: the record and its sibling entries
+    at: Any  # its place in reading order (a layout's position)
+    line: int  # 0-based line of the output it is written on (-1: not found), for excerpts
 
 
-# -- what the failing call looks like ----------------------------------------------------
+# -- the failing call and its peers --------------------------------------------------------
 
 
 def _word(name: str) -> re.Pattern[str]:
@@ -74,154 +73,176 @@ def _word(name: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True)
+class _Marks:
+    """What tells one call apart from its peers: a step label (when no other peer is in its
+    step), its ids, the arguments no other peer has."""
+
+    step: int | None
+    ids: tuple[re.Pattern[str], ...]
+    args: tuple[Fact, ...]
+
+    def on(self, record: str, context: str) -> list[str]:
+        """The routes shown: the step on the record (a step label is shared by every call of
+        the step), an id or an argument anywhere in the context (they are the call's own)."""
+        found = []
+        if self.step is not None and step_found(record, self.step):
+            found.append(STEP)
+        if any(i.search(context) for i in self.ids):
+            found.append(CALL_ID)
+        if any(fact_found(a, context) for a in self.args):
+            found.append(ARGS)
+        return found
+
+    def shown(self, text: str) -> bool:
+        return bool(self.on(text, text))
+
+
+def _marks(call: CallRef, peers: Sequence[CallRef], failure: Failure) -> _Marks:
+    """``call``'s marks among ``peers``. What the failure's own error shows (a malformed
+    call's raw arguments hold a later call's ``city: Paris``) marks no other call."""
+    others = [p for p in peers if p != call]
+    other_ids = {i for p in others for i in p.ids}
+    other_args = {(a.key, str(a.value)) for p in others for a in p.args}
+    error = normalise(str(failure.error.value)) if call != failure.failing else ""
+    return _Marks(
+        step=call.step if all(p.step != call.step for p in others) else None,
+        ids=tuple(_word(i) for i in call.ids if i not in other_ids),
+        args=tuple(
+            a
+            for a in call.args
+            if (a.key, str(a.value)) not in other_args and not (error and fact_found(a, error))
+        ),
+    )
+
+
 class _Target:
-    """The failing call and the marks that tell it apart from its peers."""
+    """The failing call as the scorer looks for it: its name, its marks, its peers' marks."""
 
-    failure: Failure
-    names: Callable[[str], bool]  # the context names the failing call
-    names_any_call: Callable[[str], bool]  # the text names some call of the run
-    states_outcome: Callable[[str], bool]  # the text states a result or an error of a call
-    step_mark: bool  # its step label identifies it (no peer in the same step)
-    call_id: str | None  # its id, when no peer shares it
-    args: tuple[Fact, ...]  # its arguments that no peer has
-
-    @classmethod
-    def of(cls, failure: Failure, facts: Sequence[Fact] = ()) -> _Target:
-        call, peers = failure.failing, failure.all_peers
-        others = [p for p in peers if p != call]
-        tool_word = None if call.tool is None else _word(call.tool)
+    def __init__(self, failure: Failure, facts: Sequence[Fact]):
+        self.failure = failure
+        self.call, self.peers = failure.failing, failure.all_peers
+        self.index = failure.index  # 1-based among the peers
+        self.marks = _marks(self.call, self.peers, failure)
+        self.earlier = [_marks(p, self.peers, failure) for p in self.peers[: self.index - 1]]
+        self.later = [_marks(p, self.peers, failure) for p in self.peers[self.index :]]
+        self.alone = len(self.peers) == 1
+        self.alone_in_step = self.marks.step is not None
         tool_names = {str(f.value) for f in facts if f.kind == TOOL}
-        words = [_word(n) for n in {*tool_names, *(p.tool for p in peers if p.tool)}]
-        # what ends a call: its error, or a result value that is not also an argument
+        self._tool = None if self.call.tool is None else _word(self.call.tool)
+        self._tools = [_word(n) for n in {*tool_names, *(p.tool for p in self.peers if p.tool)}]
+        # what ends a call: an error, or a result value that is not also an argument
         arg_values = {(f.key, str(f.value)) for f in facts if f.kind == ARG}
-        outcomes = [
+        self._outcomes = [
             f
             for f in facts
             if f.kind in (ERROR, LLM_ERROR)
             or (f.kind == RESULT and (f.key, str(f.value)) not in arg_values)
         ]
+        self._peer_args = [a for p in self.peers for a in p.args]
 
-        def names(text: str) -> bool:
-            if tool_word is None:
-                return LLM_MARKERS.search(text) is not None
-            return tool_word.search(text) is not None
+    def names(self, text: str) -> bool:
+        """(a): the text names the failing tool, or the LLM call."""
+        if self._tool is None:
+            return LLM_MARKERS.search(text) is not None
+        return self._tool.search(text) is not None
 
-        def names_any_call(text: str) -> bool:
-            return LLM_MARKERS.search(text) is not None or any(w.search(text) for w in words)
+    def names_any_call(self, text: str) -> bool:
+        return LLM_MARKERS.search(text) is not None or any(w.search(text) for w in self._tools)
 
-        def states_outcome(text: str) -> bool:
-            return any(fact_found(f, text) for f in outcomes)
+    def states_outcome(self, text: str) -> bool:
+        return any(fact_found(f, text) for f in self._outcomes)
 
-        other_args = {(a.key, str(a.value)) for p in others for a in p.args}
-        return cls(
-            failure=failure,
-            names=names,
-            names_any_call=names_any_call,
-            states_outcome=states_outcome,
-            step_mark=all(p.step != call.step for p in others),
-            call_id=call.call_id
-            if call.call_id and all(p.call_id != call.call_id for p in others)
-            else None,
-            args=tuple(a for a in call.args if (a.key, str(a.value)) not in other_args),
-        )
-
-    def routes(self, statement: Statement) -> list[str]:
-        """The marks of the failing call that a statement shows (order aside). A step label
-        is shared by every call of the step, so it counts only on the statement's own record;
-        an id or an argument is the call's own, wherever it is printed in the context."""
-        found = []
-        if self.step_mark and step_found(statement.record, self.failure.failing.step):
-            found.append(STEP)
-        if self.call_id and _word(self.call_id).search(statement.context):
-            found.append(CALL_ID)
-        if any(fact_found(a, statement.context) for a in self.args):
-            found.append(ARGS)
-        return found
-
-    @property
-    def alone(self) -> bool:
-        """The failing call has no peer: naming it identifies it."""
-        return len(self.failure.all_peers) == 1
-
-    @property
-    def order_applies(self) -> bool:
-        """Order alone identifies the call only when it is the first of its peers and alone
-        in its step (calls of one step may run concurrently)."""
-        return self.failure.index == 1 and self.step_mark
-
-    def own_mark(self, text: str) -> bool:
-        """``text`` shows the failing call's id or one of its distinguishing arguments."""
-        if self.call_id and _word(self.call_id).search(text):
-            return True
-        return any(fact_found(a, text) for a in self.args)
+    def records_a_peer(self, text: str) -> bool:
+        """An object's own fields record a call of the failing tool, not told apart as the
+        failing one: they name the tool and show a peer's arguments (any, for a tool without
+        arguments), and no mark of the failing call."""
+        if self._tool is None or not self.names(text) or self.marks.shown(text):
+            return False
+        return not self._peer_args or any(fact_found(a, text) for a in self._peer_args)
 
 
 # -- text ----------------------------------------------------------------------------------
 
 
-def _indent(line: str) -> int:
-    return len(_INDENT.match(line).group(0))  # type: ignore[union-attr]
+class _TextLayout:
+    """A text output: lines in reading order, structured by indentation."""
 
+    def __init__(self, output: str, target: _Target):
+        self.target = target
+        raw = _ANSI.sub("", output).splitlines()
+        kept = [(n, line) for n, line in enumerate(raw) if line.strip()]
+        self.numbers = [n for n, _ in kept]
+        self.lines = [normalise(line) for _, line in kept]
+        self.levels = [len(_INDENT.match(line).group(0)) for _, line in kept]  # type: ignore[union-attr]
 
-def text_statements(output: str, error: Fact, target: _Target) -> list[Statement]:
-    """The statements of ``error`` in a text output, with their outline contexts."""
-    raw = _ANSI.sub("", output).splitlines()
-    kept = [(n, line) for n, line in enumerate(raw) if line.strip()]
-    lines = [normalise(line) for _, line in kept]
-    levels = [_indent(line) for _, line in kept]
-    out = []
-    for i, line in enumerate(lines):
-        if not fact_found(error, line):
-            continue
-        record, siblings = _text_context(lines, levels, i, target)
-        context = " ".join(lines[j] for j in sorted(record | siblings))
-        own = " ".join(lines[j] for j in sorted(record))
-        out.append(Statement(context, own, True, kept[i][0]))  # text is read in order
-    return out
+    def statements(self, error: Fact) -> list[Statement]:
+        out = []
+        for i, line in enumerate(self.lines):
+            if fact_found(error, line):
+                record, siblings = self._context(i)
+                out.append(
+                    Statement(
+                        record=" ".join(self.lines[j] for j in sorted(record)),
+                        context=" ".join(self.lines[j] for j in sorted(record | siblings)),
+                        at=i,
+                        line=self.numbers[i],
+                    )
+                )
+        return out
 
+    def sightings(self, marks: _Marks) -> Iterator[int]:
+        return (i for i, line in enumerate(self.lines) if marks.shown(line))
 
-def _entry_end(levels: list[int], start: int) -> int:
-    """One past the last line of the entry that starts at ``start`` (its deeper lines)."""
-    end = start + 1
-    while end < len(levels) and levels[end] > levels[start]:
-        end += 1
-    return end
+    @staticmethod
+    def before(a: int, b: int) -> bool:
+        return a < b  # text is read in order
 
+    @staticmethod
+    def placed(statement: Statement) -> bool:
+        return True  # every line has its place in the sequence
 
-def _text_context(
-    lines: list[str], levels: list[int], i: int, target: _Target
-) -> tuple[set[int], set[int]]:
-    """(the statement's record: its line, details and outline ancestors; its sibling entries)."""
-    level = levels[i]
-    record = set(range(i, _entry_end(levels, i)))  # the statement and its own details
-    picked: set[int] = set()
-    # preceding sibling entries, back to the previous outcome (where the previous call ended)
-    j = i - 1
-    while j >= 0 and levels[j] >= level:
-        if levels[j] == level:
-            entry = range(j, _entry_end(levels, j))
-            if target.states_outcome(" ".join(lines[k] for k in entry)):
+    def _entry(self, start: int) -> range:
+        """The entry that starts at ``start``: it and the more indented lines below it."""
+        end = start + 1
+        while end < len(self.levels) and self.levels[end] > self.levels[start]:
+            end += 1
+        return range(start, end)
+
+    def _text(self, entry: range) -> str:
+        return " ".join(self.lines[k] for k in entry)
+
+    def _context(self, i: int) -> tuple[set[int], set[int]]:
+        """(the statement's record, its sibling entries)."""
+        levels, target = self.levels, self.target
+        level = levels[i]
+        record = set(self._entry(i))
+        siblings: set[int] = set()
+        j = i - 1  # preceding siblings, back to the previous outcome (the previous call's end)
+        while j >= 0 and levels[j] >= level:
+            if levels[j] == level:
+                entry = self._entry(j)
+                if target.states_outcome(self._text(entry)):
+                    break
+                siblings.update(entry)
+            j -= 1
+        k = self._entry(i).stop  # following siblings, up to the next one that names a call
+        while k < len(levels) and levels[k] == level:
+            entry = self._entry(k)
+            if target.names_any_call(self._text(entry)):
                 break
-            picked.update(entry)
-        j -= 1
-    # following sibling entries, up to the next one that names a call
-    k = _entry_end(levels, i)
-    while k < len(lines) and levels[k] == level:
-        entry = range(k, _entry_end(levels, k))
-        if target.names_any_call(" ".join(lines[m] for m in entry)):
-            break
-        picked.update(entry)
-        k = entry.stop
-    # outline ancestors: each less indented line above
-    current = level
-    for j in range(i - 1, -1, -1):
-        if levels[j] < current:
-            record.add(j)
-            current = levels[j]
-    return record, picked
+            siblings.update(entry)
+            k = entry.stop
+        current = level  # outline ancestors: each less indented line above
+        for j in range(i - 1, -1, -1):
+            if levels[j] < current:
+                record.add(j)
+                current = levels[j]
+        return record, siblings
 
 
 # -- JSON ----------------------------------------------------------------------------------
+
+Path = tuple[tuple[str, Any], ...]  # ("k", key) for an object member, ("i", n) for an element
 
 
 def _parsed(value: Any) -> Any:
@@ -237,7 +258,7 @@ def _parsed(value: Any) -> Any:
 
 
 def _nodes(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
-    """Every node (objects, arrays, scalars) with its path; JSON held in strings is parsed."""
+    """Every node with its path, in document order; JSON held in strings is parsed."""
     value = _parsed(value)
     yield path, value
     if isinstance(value, dict):
@@ -246,13 +267,6 @@ def _nodes(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     elif isinstance(value, list):
         for n, item in enumerate(value):
             yield from _nodes(item, (*path, ("i", n)))
-
-
-def _at(root: Any, path: Path) -> Any:
-    node = _parsed(root)
-    for _, key in path:
-        node = _parsed(node[key])
-    return node
 
 
 def _own_text(obj: dict[str, Any]) -> str:
@@ -273,115 +287,129 @@ def _own_text(obj: dict[str, Any]) -> str:
     return normalise("\n".join(labels))
 
 
-def _flat_text(value: Any) -> str:
-    return normalise("\n".join(flatten(value)))
-
-
 def _ordered(a: Path, b: Path) -> bool:
-    """Two nodes are ordered unless they sit in different members of one object (an object's
-    keys carry no order), or one encloses the other (the same record)."""
+    """Two nodes are in order unless they sit in different members of one object (an
+    object's keys carry no order); a node and one it encloses are in order."""
     for step_a, step_b in zip(a, b, strict=False):
         if step_a != step_b:
             return step_a[0] == "i"
     return True
 
 
-def json_statements(
-    doc: Any, error: Fact, target: _Target, lines_of: Callable[[Any], int]
-) -> list[Statement]:
-    """The statements of ``error`` in a JSON document, with their contexts."""
-    nodes = list(_nodes(doc))
-    records = _call_records(nodes, target)
-    out = []
-    for path, value in nodes:
-        if isinstance(value, (dict, list)) or not path:
-            continue
-        key = next((k for kind, k in reversed(path) if kind == "k"), None)
-        if not fact_found(error, normalise(f"{key}: {value}")):
-            continue
-        parts = [normalise(f"{key}: {value}")]
-        for depth in range(len(path) - 1, -1, -1):  # enclosing objects, innermost first
-            node = _at(doc, path[:depth])
-            if isinstance(node, dict):
-                parts.append(_own_text(node))
-        own = " ".join(parts)
-        context = " ".join([own, *_json_siblings(doc, path, target)])
-        # placed in the sequence: before or after some record of another call in an array
-        ordered = not records or any(_ordered(path, other) for other in records)
-        out.append(Statement(context, own, ordered, lines_of(value)))
-    return out
+class _JsonLayout:
+    """A JSON output: nodes in document order; arrays are ordered, an object's keys are not."""
 
+    def __init__(self, doc: Any, output: str, target: _Target):
+        self.target = target
+        self.nodes = list(_nodes(doc))
+        self.index = {path: n for n, (path, _) in enumerate(self.nodes)}
+        self.value = dict(self.nodes)
+        self._lines = output.splitlines()
 
-def _json_siblings(doc: Any, path: Path, target: _Target) -> list[str]:
-    """The sibling elements of the innermost array around ``path``, with the text's stops."""
-    depth = next((d for d in range(len(path) - 1, -1, -1) if path[d][0] == "i"), None)
-    if depth is None:
-        return []
-    items = _at(doc, path[:depth])
-    n = path[depth][1]
-    parts = []
-    for m in range(n - 1, -1, -1):
-        text = _flat_text(items[m])
-        if target.states_outcome(text):
-            break
-        parts.append(text)
-    for m in range(n + 1, len(items)):
-        text = _flat_text(items[m])
-        if target.names_any_call(text):
-            break
-        parts.append(text)
-    return parts
+    @cached_property
+    def own(self) -> dict[Path, str]:
+        """Each object's own text."""
+        return {path: _own_text(v) for path, v in self.nodes if isinstance(v, dict)}
 
+    @cached_property
+    def peer_records(self) -> list[Path]:
+        return [path for path, text in self.own.items() if self.target.records_a_peer(text)]
 
-def _call_records(nodes: list[tuple[Path, Any]], target: _Target) -> list[Path]:
-    """Objects that may record another call of the failing tool: they name it and show one of
-    its peers' arguments (or name it, for a tool without arguments) in their own fields, and
-    not a mark of the failing call itself (its id, an argument only it has)."""
-    call = target.failure.failing
-    if call.tool is None or target.alone:
-        return []
-    args = [a for peer in target.failure.all_peers for a in peer.args]
-    out = []
-    for path, value in nodes:
-        if not isinstance(value, dict):
-            continue
-        text = _own_text(value)
-        if not target.names(text) or target.own_mark(text):
-            continue
-        if not args or any(fact_found(a, text) for a in args):
-            out.append(path)
-    return out
+    def statements(self, error: Fact) -> list[Statement]:
+        out = []
+        for path, value in self.nodes:
+            if not path or isinstance(value, (dict, list)):
+                continue
+            key = next((k for kind, k in reversed(path) if kind == "k"), None)
+            leaf = normalise(f"{key}: {value}")
+            if not fact_found(error, leaf):
+                continue
+            record = " ".join(
+                [
+                    leaf,
+                    *(
+                        self.own[path[:d]]
+                        for d in range(len(path) - 1, -1, -1)
+                        if path[:d] in self.own
+                    ),
+                ]
+            )
+            out.append(
+                Statement(
+                    record=record,
+                    context=" ".join([record, *self._siblings(path)]),
+                    at=path,
+                    line=self._line_of(value),
+                )
+            )
+        return out
+
+    def sightings(self, marks: _Marks) -> Iterator[Path]:
+        return (path for path, text in self.own.items() if marks.shown(text))
+
+    def before(self, a: Path, b: Path) -> bool:
+        return _ordered(a, b) and self.index[a] < self.index[b]
+
+    def placed(self, statement: Statement) -> bool:
+        """In order with some record of the tool's calls (or there is none to be in order
+        with): a list of calls and a separate list of errors say nothing about which failed."""
+        records = self.peer_records
+        return not records or any(_ordered(statement.at, r) for r in records)
+
+    def _siblings(self, path: Path) -> list[str]:
+        """The elements of the innermost array around ``path``, with the text's stops."""
+        depth = next((d for d in range(len(path) - 1, -1, -1) if path[d][0] == "i"), None)
+        if depth is None:
+            return []
+        items, n = self.value[path[:depth]], path[depth][1]
+        out = []
+        for m in range(n - 1, -1, -1):
+            text = normalise("\n".join(flatten(items[m])))
+            if self.target.states_outcome(text):
+                break
+            out.append(text)
+        for m in range(n + 1, len(items)):
+            text = normalise("\n".join(flatten(items[m])))
+            if self.target.names_any_call(text):
+                break
+            out.append(text)
+        return out
+
+    def _line_of(self, value: Any) -> int:
+        """The first line of the output that holds this scalar as written (-1: not found)."""
+        text = json.dumps(value, ensure_ascii=False)
+        needle = (text[1:-1] if isinstance(value, str) else text)[:60]
+        return next((n for n, line in enumerate(self._lines) if needle in line), -1)
 
 
 # -- the verdict ---------------------------------------------------------------------------
 
 
-def statements(output: str, failure: Failure, facts: Sequence[Fact] = ()) -> list[Statement]:
-    """Every statement of the failure's error in ``output``, with its context."""
-    return _statements(output, _Target.of(failure, facts))
-
-
-def _statements(output: str, target: _Target) -> list[Statement]:
-    error = target.failure.error
+def _layout(output: str, target: _Target) -> _TextLayout | _JsonLayout:
     parsed = parse_structured(output)
     if parsed is None:
-        return text_statements(output, error, target)
-    return json_statements(parsed, error, target, _line_finder(output))
+        return _TextLayout(output, target)
+    return _JsonLayout(parsed, output, target)
 
 
-def _line_finder(output: str) -> Callable[[Any], int]:
-    """The 0-based line of the output where a JSON scalar is written (first match)."""
-    lines = output.splitlines()
+def _by_order(layout: _TextLayout | _JsonLayout, statement: Statement, target: _Target) -> bool:
+    """The statement comes after a record of every earlier peer and before any record of a
+    later one (records known by the peer's own marks), and is in order among the tool's
+    records. Calls of one step may run concurrently: order does not tell them apart."""
+    if not target.alone_in_step or not layout.placed(statement):
+        return False
+    for marks in target.earlier:
+        if not any(layout.before(s, statement.at) for s in layout.sightings(marks)):
+            return False
+    return not any(
+        layout.before(s, statement.at) for marks in target.later for s in layout.sightings(marks)
+    )
 
-    def find(value: Any) -> int:
-        needle = json.dumps(value, ensure_ascii=False)[1:-1] if isinstance(value, str) else None
-        needle = (needle or str(value))[:60]
-        for n, line in enumerate(lines):
-            if needle in line:
-                return n
-        return 0
 
-    return find
+def statements(output: str, failure: Failure, facts: Sequence[Fact] = ()) -> list[Statement]:
+    """Every statement of the failure's error in ``output``, with its record and context."""
+    target = _Target(failure, facts)
+    return _layout(output, target).statements(failure.error)
 
 
 def localise(
@@ -390,37 +418,28 @@ def localise(
     """Judge (a), (b), (c) for ``failure`` in ``output``; also the statement that decided.
 
     ``error_named``: (b), decided by the scorer on the whole output. ``facts``: the run's
-    facts, whose tools and outcomes (results, errors) bound a statement's context.
+    facts, whose tools and outcomes (errors, results) bound a statement's context.
     """
     if not output:
         return Localisation(False, False, False), None
-    target = _Target.of(failure, facts)
-    found = _statements(output, target)
-    tool = False
+    target = _Target(failure, facts)
+    layout = _layout(output, target)
+    found = layout.statements(failure.error)
     how: set[str] = set()
-    best: Statement | None = None
-    for statement in found:
+    ranked: list[tuple[int, int, Statement]] = []  # the excerpt shows the most telling one
+    for n, statement in enumerate(found):
         attributed = target.names(statement.context)
-        tool = tool or attributed
-        routes = target.routes(statement)
+        routes = target.marks.on(statement.record, statement.context)
         if attributed and target.alone:
             routes.append(ONLY)
-        elif attributed and statement.ordered and target.order_applies:
+        elif attributed and _by_order(layout, statement, target):
             routes.append(ORDER)
-        if routes and (best is None or not how):
-            best = statement
         how.update(routes)
-    if best is None and found:
-        best = next((s for s in found if target.names(s.context)), found[0])
-    ordered_how = tuple(r for r in ROUTES if r in how)
-    return Localisation(tool, error_named, bool(ordered_how), ordered_how), best
+        ranked.append((-(attributed + bool(routes)), n, statement))
+    tool = any(rank <= -1 and target.names(s.context) for rank, _, s in ranked)
+    best = min(ranked, key=lambda r: r[:2])[2] if ranked else None
+    position = tuple(r for r in ROUTES if r in how)
+    return Localisation(tool, error_named, bool(position), position), best
 
 
-__all__ = [
-    "LLM_MARKERS",
-    "ROUTES",
-    "Localisation",
-    "Statement",
-    "localise",
-    "statements",
-]
+__all__ = ["LLM_MARKERS", "ROUTES", "Localisation", "Statement", "localise", "statements"]

@@ -63,8 +63,8 @@ def score_line(score: Score) -> str:
 
 def _anchor(lines: list[str], score: Score, truth: GroundTruth) -> int:
     """The line the excerpt is centred on (see ``excerpt``)."""
-    if score.statement is not None and score.statement.excerpt_line >= 0:
-        return score.statement.excerpt_line
+    if score.statement is not None and score.statement.line >= 0:
+        return score.statement.line
     failure = truth.failure
     wanted = []
     if failure is not None:

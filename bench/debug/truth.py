@@ -130,8 +130,10 @@ class CallRef:
 
     step: int
     tool: str | None  # None: the LLM call of the step (its retries are the same call)
-    call_id: str | None = None  # the tool-call id the model gave it (tool-calling protocol)
-    args: tuple[Fact, ...] = ()  # its arguments, as ``arg`` facts
+    # a tool call: the id the model gave it (tool-calling protocol only) and its arguments;
+    # an LLM call: those of the tool calls its answer asked for
+    ids: tuple[str, ...] = ()
+    args: tuple[Fact, ...] = ()  # as ``arg`` facts
     order: int = 0  # its position among the run's tool calls (LLM calls: the step)
 
 
@@ -354,7 +356,7 @@ def ground_truth(
             ref = CallRef(
                 step,
                 requested.name,
-                _call_id(call, index, requested),
+                _call_ids(call, index, requested),
                 tuple(_kv_facts(ARG, step, requested.args))
                 if requested.raw_arguments is None
                 else (),
@@ -381,7 +383,7 @@ def ground_truth(
             cursor = match + 1
             real = executed[match]
             requested_calls[-1] = ref = CallRef(
-                step, ref.tool, ref.call_id, tuple(_kv_facts(ARG, step, real.args)), ref.order
+                step, ref.tool, ref.ids, tuple(_kv_facts(ARG, step, real.args)), ref.order
             )
             facts.extend(_executed_facts(scenario, step, real, lambda e, r=ref: note_failure(r, e)))
     # executed calls the script walk did not place (should not happen): still facts
@@ -392,7 +394,8 @@ def ground_truth(
     if failing is not None:
         call, error = failing
         if call.tool is None:
-            peers = tuple(CallRef(s, None, order=s) for s in sorted({c.step for c in calls}))
+            peers = tuple(_llm_call(s, requested_calls) for s in sorted({c.step for c in calls}))
+            call = next(p for p in peers if p.step == call.step)
         else:
             peers = tuple(c for c in requested_calls if c.tool == call.tool)
         failure = Failure(call.step, call.tool, error, call, peers)
@@ -409,14 +412,21 @@ def ground_truth(
     return GroundTruth(tuple(dedupe(facts)), failure, tuple(calls))
 
 
-def _call_id(call: LLMCall, index: int, requested: Any) -> str | None:
+def _call_ids(call: LLMCall, index: int, requested: Any) -> tuple[str, ...]:
     """The id the mock gave this tool call (``bench.mockllm.protocols.call_id``); only the
     tool-calling protocol has ids (ReAct and legacy function calling do not)."""
     if call.protocol != "tools":
-        return None
+        return ()
     from bench.mockllm.protocols import call_id
 
-    return call_id(call.step - 1, index, requested)
+    return (call_id(call.step - 1, index, requested),)
+
+
+def _llm_call(step: int, requested: Sequence[CallRef]) -> CallRef:
+    """The LLM call of ``step``, known by the tool calls its answer asked for."""
+    asked = [c for c in requested if c.step == step]
+    ids = tuple(i for c in asked for i in c.ids)
+    return CallRef(step, None, ids, tuple(a for c in asked for a in c.args), order=step)
 
 
 def _next(executed: list[ToolCallRecord], start: int, name: str) -> int | None:

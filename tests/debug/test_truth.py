@@ -129,7 +129,8 @@ def test_rate_limited_call_is_an_llm_error_in_step_one_and_costs_no_completion(s
     error = Fact("llm_error", 1, "Rate limit reached for requests per", alts=("error code: 429",))
     assert truth.by_kind("llm_error") == [error]
     # the LLM call of step 1 failed; its retries are the same call; one LLM call per step
-    llm = [CallRef(1, None, order=1), CallRef(2, None, order=2)]
+    forecast = (Fact("arg", 1, "Porto", key="city"), Fact("arg", 1, "2026-12-01", key="date"))
+    llm = [CallRef(1, None, ("call_t0_0",), forecast, order=1), CallRef(2, None, order=2)]
     assert truth.failure == Failure(1, None, error, llm[0], tuple(llm))
     assert truth.failure.index == 1
     # the failing step is judged by localisation, not counted again as a recall fact
@@ -161,7 +162,7 @@ def test_failing_tool_gives_error_fact_and_failure(scenarios) -> None:
         CallRef(
             step,
             "track_parcel",
-            f"call_t{step - 1}_0",
+            (f"call_t{step - 1}_0",),
             (Fact("arg", step, "00340434161094042557", key="tracking_number"),),
             order=step,
         )
@@ -180,7 +181,7 @@ def test_unknown_tool_and_malformed_arguments_are_errors_of_their_step(scenarios
     unknown = scenarios["unknown_tool"]
     weather = [ToolCallRecord("get_weather", {"city": "Paris", "unit": "celsius"}, True, 0.1)]
     truth = ground_truth(unknown, _record(unknown, _bodies(unknown, 3), weather, final="14"))
-    wether = CallRef(1, "get_wether", "call_t0_0", (Fact("arg", 1, "Paris", key="city"),), 1)
+    wether = CallRef(1, "get_wether", ("call_t0_0",), (Fact("arg", 1, "Paris", key="city"),), 1)
     assert truth.failure == Failure(
         1, "get_wether", Fact("error", 1, "get_wether"), wether, (wether,)
     )
