@@ -1,4 +1,5 @@
-"""``schedbench debug-score [--out RUN_DIR] [--engines a,b|all] [--scenarios x,y|all]``."""
+"""``schedbench debug-score [--out RUN_DIR] [--engines a,b|all] [--scenarios x,y|all]
+[--outputs all|failures]``."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario-dir", help="directory of scenario YAML files")
     parser.add_argument(
         "--cost-runs", type=int, default=5, help="runs each way to measure a mode's cost"
+    )
+    parser.add_argument(
+        "--outputs",
+        choices=("all", "failures"),
+        default="all",
+        help="which raw outputs to write under debug/: all (default), or only the exhibit "
+        "scenarios' and those of runs with a failure",
     )
     parser.add_argument(
         "--table",
@@ -68,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     writable_dir(out, "--out")
     if engines is None and scenarios is None and (out / "meta.json").is_file():
-        path = score_run_dir(out, cost_runs=args.cost_runs)
+        path = score_run_dir(out, cost_runs=args.cost_runs, outputs=args.outputs)
     else:
         path = write_debuggability(
             out,
@@ -76,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
             scenarios,
             args.scenario_dir,
             cost_runs=args.cost_runs,
+            outputs=args.outputs,
         )
     print(f"wrote {path}")
     table = [s for s in args.table.split(",") if s]

@@ -2,8 +2,10 @@
 
 ``write_debuggability(run_dir, engines, scenarios)`` captures one run per engine x mode x
 scenario (in this process, on the in-process mock), scores each output against the run's
-ground truth, measures each mode's cost once per engine x mode, and writes one CSV row per
-capture. The columns are documented in docs/debuggability.md.
+ground truth, measures each mode's cost once per engine x mode, writes each output under
+``debug/<scenario>/`` and one CSV row per capture, with the output's path and an excerpt
+around the failure so a reader can judge the score. The columns are documented in
+docs/debuggability.md.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from bench.debug.capture import Capture, ModeCost, acapture, amode_cost, run_sync
 from bench.debug.modes import MODES, modes_for
+from bench.debug.render import excerpt
 from bench.debug.score import Score, score_output
 from bench.debug.truth import KINDS
 from bench.results import fmt
@@ -29,6 +32,7 @@ OUTPUTS_DIR = "debug"
 COST_SCENARIO = "customer_returns"
 EXHIBITS = ("customer_returns", "tool_flaky")
 COST_RUNS = 5
+OUTPUTS = ("all", "failures")  # which outputs are written: all, or exhibits + failure runs
 
 COLUMNS: tuple[str, ...] = (
     "engine",
@@ -44,9 +48,13 @@ COLUMNS: tuple[str, ...] = (
     "lines",
     "bytes_per_fact",
     "failure_step",
+    "failure_call",
+    "failure_index",
+    "failure_peers",
     "loc_tool",
     "loc_error",
-    "loc_step",
+    "loc_position",
+    "loc_how",
     "localised",
     "mode_cost_ms",
     "mode_off_ms",
@@ -55,6 +63,9 @@ COLUMNS: tuple[str, ...] = (
     "cost_runs",
     *(f"recall_{kind}" for kind in KINDS),
     "missed",
+    "output_path",
+    "excerpt_line",
+    "excerpt",
 )
 
 
@@ -64,7 +75,22 @@ class Row:
     score: Score
     cost: ModeCost | None
 
-    def as_dict(self) -> dict[str, Any]:
+    @property
+    def output_path(self) -> str:
+        """Where the output is written, relative to the run folder."""
+        c = self.capture
+        ext = "json" if MODES[c.mode].structured else "txt"
+        return f"{OUTPUTS_DIR}/{c.scenario}/{c.engine}.{c.mode}.{ext}"
+
+    def written(self, outputs: str) -> bool:
+        """Whether ``write_outputs(..., outputs)`` writes this row's output."""
+        return (
+            outputs == "all"
+            or self.capture.scenario in EXHIBITS
+            or self.capture.truth.failure is not None
+        )
+
+    def as_dict(self, outputs: str = "all") -> dict[str, Any]:
         c, s, cost = self.capture, self.score, self.cost
         loc = s.localisation
         failure = c.truth.failure
@@ -82,9 +108,13 @@ class Row:
             "lines": s.lines,
             "bytes_per_fact": "" if s.bytes_per_fact is None else round(s.bytes_per_fact, 1),
             "failure_step": "" if failure is None else failure.step,
-            "loc_tool": "" if loc is None or loc.tool is None else int(loc.tool),
+            "failure_call": "" if failure is None else failure.tool or "llm",
+            "failure_index": "" if failure is None else failure.index,
+            "failure_peers": "" if failure is None else len(failure.all_peers),
+            "loc_tool": "" if loc is None else int(loc.tool),
             "loc_error": "" if loc is None else int(loc.error),
-            "loc_step": "" if loc is None else int(loc.step),
+            "loc_position": "" if loc is None else int(loc.position),
+            "loc_how": "" if loc is None else "+".join(loc.how),
             "localised": "" if loc is None else int(loc.localised),
             "mode_cost_ms": "" if cost is None else round(cost.cost_ms, 3),
             "mode_off_ms": "" if cost is None else round(cost.off_ms, 3),
@@ -92,7 +122,9 @@ class Row:
             "cost_scenario": "" if cost is None else cost.scenario,
             "cost_runs": "" if cost is None else cost.runs,
             "missed": s.missed_summary(),
+            "output_path": self.output_path if self.written(outputs) else "",
         }
+        row["excerpt_line"], row["excerpt"] = excerpt(c.output, s, c.truth)
         for kind in KINDS:
             found, total = s.by_kind.get(kind, (0, 0))
             row[f"recall_{kind}"] = round(found / total, 4) if total else ""
@@ -141,26 +173,28 @@ async def ascore_all(
     return rows
 
 
-def write_rows(rows: Sequence[Row], path: Path) -> Path:
+def write_rows(rows: Sequence[Row], path: Path, outputs: str = "all") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(COLUMNS), lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow(row.as_dict())
+            writer.writerow(row.as_dict(outputs))
     return path
 
 
-def write_exhibits(rows: Sequence[Row], run_dir: Path, exhibits: Sequence[str] = EXHIBITS) -> None:
-    """The raw outputs of the exhibit scenarios: ``debug/<scenario>/<engine>.<mode>.<ext>``."""
+def write_outputs(rows: Sequence[Row], run_dir: Path, outputs: str = "all") -> None:
+    """The raw outputs, as captured: ``debug/<scenario>/<engine>.<mode>.<txt|json>``.
+
+    ``outputs="all"`` writes every row's; ``"failures"`` only the exhibit scenarios' and
+    those of runs with a failure (the ones localisation is judged on).
+    """
     for row in rows:
-        c = row.capture
-        if c.scenario not in exhibits:
+        if not row.written(outputs):
             continue
-        ext = "json" if MODES[c.mode].structured else "txt"
-        target = run_dir / OUTPUTS_DIR / c.scenario / f"{c.engine}.{c.mode}.{ext}"
+        target = run_dir / row.output_path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(c.output, encoding="utf-8")
+        target.write_text(row.capture.output, encoding="utf-8")
 
 
 def write_debuggability(
@@ -170,22 +204,25 @@ def write_debuggability(
     scenario_dir: Path | str | None = None,
     *,
     cost_runs: int = COST_RUNS,
+    outputs: str = "all",
 ) -> Path:
     """Capture, score and write ``<run_dir>/debuggability.csv``; returns its path.
 
     Runs in this process (its own short captures on the in-process mock), so it can be
-    called after a benchmark run or on its own. Also writes the exhibit scenarios' raw
-    outputs under ``<run_dir>/debug/``.
+    called after a benchmark run or on its own. Also writes the raw outputs under
+    ``<run_dir>/debug/`` (``outputs``: see ``write_outputs``).
     """
+    if outputs not in OUTPUTS:
+        raise ValueError(f"unknown outputs {outputs!r}; valid: {', '.join(OUTPUTS)}")
     run_dir = Path(run_dir)
     resolved = _resolve_scenarios(scenarios, scenario_dir)
     rows = run_sync(ascore_all(list(engines), resolved, cost_runs=cost_runs))
-    path = write_rows(rows, run_dir / CSV_NAME)
-    write_exhibits(rows, run_dir)
+    path = write_rows(rows, run_dir / CSV_NAME, outputs)
+    write_outputs(rows, run_dir, outputs)
     return path
 
 
-def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS) -> Path:
+def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS, outputs: str = "all") -> Path:
     """``write_debuggability`` for an existing run folder, with the run's engines/scenarios.
 
     Reads ``meta.json`` (its ``config``: ``engines``, ``scenarios``, ``scenario_dir``) when
@@ -199,7 +236,12 @@ def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS) -> Path:
     engines = config.get("engines") or list(ENGINE_NAMES)
     scenarios = config.get("scenarios")
     return write_debuggability(
-        run_dir, engines, scenarios, config.get("scenario_dir"), cost_runs=cost_runs
+        run_dir,
+        engines,
+        scenarios,
+        config.get("scenario_dir"),
+        cost_runs=cost_runs,
+        outputs=outputs,
     )
 
 

@@ -16,12 +16,16 @@ reported. A *step* is one LLM turn and the tool calls it asked for, numbered fro
 Each fact is ``(kind, step, value)`` plus an optional ``key`` (the field name, for arguments
 and results) and ``alts`` (accepted synonyms). ``bench.debug.score`` decides whether a debug
 output contains it; ``docs/debuggability.md`` documents both.
+
+The first failure is kept apart from the facts (``Failure``): the failing call, its error and
+its peers (the other calls it must be told apart from), for ``bench.debug.localise``. Its step
+is not a recall fact: it is scored once, by localisation.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +39,6 @@ ARG = "arg"  # one argument of an executed tool call (key: name, value: value)
 RESULT = "result"  # one key value of a tool's result (key: field, value: value)
 ERROR = "error"  # a tool error message, an unknown tool, malformed arguments
 LLM_ERROR = "llm_error"  # an LLM call that failed (HTTP 429/500, timeout)
-FAILED_STEP = "failed_step"  # the step of the first failure (value: the step number)
 LATENCY = "latency"  # a tool call's duration (value: milliseconds)
 TOKENS = "tokens"  # one LLM call's usage (key: prompt | completion, value: tokens)
 TERMINATION = "termination"  # why the run ended (value: reason, alts: synonyms)
@@ -47,7 +50,6 @@ KINDS: tuple[str, ...] = (
     RESULT,
     ERROR,
     LLM_ERROR,
-    FAILED_STEP,
     LATENCY,
     TOKENS,
     TERMINATION,
@@ -123,12 +125,47 @@ class LLMCall:
 
 
 @dataclass(frozen=True)
+class CallRef:
+    """One call of a run as a reader tells it apart: a tool call, or the LLM call of a step."""
+
+    step: int
+    tool: str | None  # None: the LLM call of the step (its retries are the same call)
+    # a tool call: the id the model gave it (tool-calling protocol only) and its arguments;
+    # an LLM call: those of the tool calls its answer asked for
+    ids: tuple[str, ...] = ()
+    args: tuple[Fact, ...] = ()  # as ``arg`` facts
+    order: int = 0  # its position among the run's tool calls (LLM calls: the step)
+
+
+@dataclass(frozen=True)
 class Failure:
-    """The first thing that went wrong in a run (for fault localisation)."""
+    """The first thing that went wrong in a run (for fault localisation).
+
+    ``peers`` are the calls of the same kind, in the order they happened, the failing one
+    included: every call of the failing tool that the model asked for (run or not), or every
+    LLM call (one per step) for an LLM failure. Empty means the failing call is its only peer.
+    """
 
     step: int
     tool: str | None  # the failing tool, or None when the LLM call failed
     error: Fact  # the error fact that names what went wrong
+    call: CallRef | None = None  # the failing call (None: built from step and tool)
+    peers: tuple[CallRef, ...] = ()
+
+    @property
+    def failing(self) -> CallRef:
+        if self.call is not None:
+            return self.call
+        return CallRef(self.step, self.tool, order=self.step if self.tool is None else 0)
+
+    @property
+    def all_peers(self) -> tuple[CallRef, ...]:
+        return self.peers or (self.failing,)
+
+    @property
+    def index(self) -> int:
+        """1-based position of the failing call among its peers."""
+        return self.all_peers.index(self.failing) + 1
 
 
 @dataclass(frozen=True)
@@ -270,14 +307,15 @@ def ground_truth(
     if calls is None:
         calls = replay_calls(scenario, record.requests)
     facts: list[Fact] = []
-    failure: Failure | None = None
+    failing: tuple[CallRef, Fact] | None = None
     executed = list(record.tools)
     cursor = 0
+    requested_calls: list[CallRef] = []  # every tool call the model asked for, in order
 
-    def note_failure(step: int, tool: str | None, error: Fact) -> None:
-        nonlocal failure
-        if failure is None or step < failure.step:
-            failure = Failure(step, tool, error)
+    def note_failure(call: CallRef, error: Fact) -> None:
+        nonlocal failing
+        if failing is None or call.step < failing[0].step:
+            failing = (call, error)
 
     # LLM-side facts: usage per answered call, errors per failed step
     failed_llm_steps: set[int] = set()
@@ -292,14 +330,14 @@ def ground_truth(
                     alts=(f"error code: {call.status}",),
                 )
                 facts.append(fact)
-                note_failure(call.step, None, fact)
+                note_failure(CallRef(call.step, None, order=call.step), fact)
             continue
         if call.timed_out:
             if call.step not in failed_llm_steps:
                 failed_llm_steps.add(call.step)
                 fact = Fact(LLM_ERROR, call.step, "timed out", alts=TIMEOUT_WORDS)
                 facts.append(fact)
-                note_failure(call.step, None, fact)
+                note_failure(CallRef(call.step, None, order=call.step), fact)
             continue
         facts.append(Fact(TOKENS, call.step, call.prompt_tokens, key="prompt"))
         facts.append(Fact(TOKENS, call.step, call.completion_tokens, key="completion"))
@@ -313,18 +351,28 @@ def ground_truth(
         seen_steps.add(call.step)
         script = _script(scenario, call.protocol)
         turn = script[min(call.turn, len(script) - 1)]
-        for requested in turn.tool_calls:
+        for index, requested in enumerate(turn.tool_calls):
             step = call.step
+            ref = CallRef(
+                step,
+                requested.name,
+                _call_ids(call, index, requested),
+                tuple(_kv_facts(ARG, step, requested.args))
+                if requested.raw_arguments is None
+                else (),
+                order=len(requested_calls) + 1,
+            )
+            requested_calls.append(ref)
             if requested.unknown:
                 fact = Fact(ERROR, step, requested.name)
                 facts.append(fact)
-                note_failure(step, requested.name, fact)
+                note_failure(ref, fact)
                 continue
             if requested.raw_arguments is not None:
                 facts.append(Fact(TOOL, step, requested.name))
                 fact = Fact(ERROR, step, prefix(requested.raw_arguments))
                 facts.append(fact)
-                note_failure(step, requested.name, fact)
+                note_failure(ref, fact)
                 match = _next(executed, cursor, requested.name)
                 if match is not None:  # an engine that ran it anyway
                     cursor = match + 1
@@ -333,13 +381,24 @@ def ground_truth(
             if match is None:
                 continue  # asked for but not run (loop guard, budget, abort)
             cursor = match + 1
-            facts.extend(_executed_facts(scenario, step, executed[match], note_failure))
+            real = executed[match]
+            requested_calls[-1] = ref = CallRef(
+                step, ref.tool, ref.ids, tuple(_kv_facts(ARG, step, real.args)), ref.order
+            )
+            facts.extend(_executed_facts(scenario, step, real, lambda e, r=ref: note_failure(r, e)))
     # executed calls the script walk did not place (should not happen): still facts
     for record_call in executed[cursor:]:
-        facts.extend(_executed_facts(scenario, None, record_call, note_failure))
+        facts.extend(_executed_facts(scenario, None, record_call, None))
 
-    if failure is not None:
-        facts.append(Fact(FAILED_STEP, failure.step, failure.step))
+    failure = None
+    if failing is not None:
+        call, error = failing
+        if call.tool is None:
+            peers = tuple(_llm_call(s, requested_calls) for s in sorted({c.step for c in calls}))
+            call = next(p for p in peers if p.step == call.step)
+        else:
+            peers = tuple(c for c in requested_calls if c.tool == call.tool)
+        failure = Failure(call.step, call.tool, error, call, peers)
     reason = record.termination or record.status
     if reason:
         alts = TERMINATION_SYNONYMS.get(reason, ())
@@ -353,6 +412,23 @@ def ground_truth(
     return GroundTruth(tuple(dedupe(facts)), failure, tuple(calls))
 
 
+def _call_ids(call: LLMCall, index: int, requested: Any) -> tuple[str, ...]:
+    """The id the mock gave this tool call (``bench.mockllm.protocols.call_id``); only the
+    tool-calling protocol has ids (ReAct and legacy function calling do not)."""
+    if call.protocol != "tools":
+        return ()
+    from bench.mockllm.protocols import call_id
+
+    return (call_id(call.step - 1, index, requested),)
+
+
+def _llm_call(step: int, requested: Sequence[CallRef]) -> CallRef:
+    """The LLM call of ``step``, known by the tool calls its answer asked for."""
+    asked = [c for c in requested if c.step == step]
+    ids = tuple(i for c in asked for i in c.ids)
+    return CallRef(step, None, ids, tuple(a for c in asked for a in c.args), order=step)
+
+
 def _next(executed: list[ToolCallRecord], start: int, name: str) -> int | None:
     for i in range(start, len(executed)):
         if executed[i].name == name:
@@ -360,7 +436,12 @@ def _next(executed: list[ToolCallRecord], start: int, name: str) -> int | None:
     return None
 
 
-def _executed_facts(scenario: Scenario, step: int | None, call: ToolCallRecord, note_failure):
+def _executed_facts(
+    scenario: Scenario,
+    step: int | None,
+    call: ToolCallRecord,
+    note_failure: Callable[[Fact], None] | None,
+) -> list[Fact]:
     out = [Fact(TOOL, step, call.name)]
     out += _kv_facts(ARG, step, call.args)
     tool = scenario.tool_map.get(call.name)
@@ -370,8 +451,8 @@ def _executed_facts(scenario: Scenario, step: int | None, call: ToolCallRecord, 
     else:
         error = _tool_error_fact(scenario, step, call, tool is not None)
         out.append(error)
-        if step is not None:
-            note_failure(step, call.name, error)
+        if note_failure is not None:
+            note_failure(error)
     out.append(Fact(LATENCY, step, round(call.duration_ms, 3), key=call.name))
     return out
 
@@ -380,13 +461,13 @@ def dedupe(facts: Iterable[Fact]) -> list[Fact]:
     """Drop repeats of a text fact (same kind, key and value at another step).
 
     Text matching cannot tell steps apart, so a loop that calls the same tool fifteen times
-    would otherwise count one sighting fifteen times. Numeric facts (tokens, latency,
-    failed_step) are kept per call.
+    would otherwise count one sighting fifteen times. Numeric facts (tokens, latency) are
+    kept per call.
     """
     seen: set[tuple[str, str | None, str]] = set()
     out: list[Fact] = []
     for fact in facts:
-        if fact.kind in (TOKENS, LATENCY, FAILED_STEP):
+        if fact.kind in (TOKENS, LATENCY):
             out.append(fact)
             continue
         key = (fact.kind, fact.key, str(fact.value))

@@ -34,17 +34,33 @@ def test_write_debuggability(tmp_path) -> None:
     assert full["facts_found"] == full["facts_total"]
     assert float(full["bytes_per_fact"]) == round(int(full["bytes"]) / int(full["facts_found"]), 1)
     assert full["cost_scenario"] == "customer_returns" and full["cost_runs"] == "2"
+    # the first of three identical track_parcel calls failed: the JSON tells it by its step
+    # label, its call id and its place in the steps' order; the tree by step and order
     flaky = by["scheduler", "json", "tool_flaky"]
-    assert (flaky["failure_step"], flaky["localised"], flaky["loc_step"]) == ("1", "1", "1")
+    failure = ("failure_step", "failure_call", "failure_index", "failure_peers")
+    assert [flaky[c] for c in failure] == ["1", "track_parcel", "1", "3"]
+    assert (flaky["loc_position"], flaky["loc_how"], flaky["localised"]) == (
+        "1",
+        "step+id+order",
+        "1",
+    )
     tree = by["scheduler", "tree", "tool_flaky"]
-    assert (tree["loc_tool"], tree["loc_error"], tree["loc_step"]) == (
-        "1",
-        "1",
-        "1",
-    )  # print_tree labels each step
-    exhibit = tmp_path / "debug" / "customer_returns" / "scheduler.json.json"
-    assert exhibit.read_text().startswith("{")
-    assert (tmp_path / "debug" / "tool_flaky" / "scheduler.tree.txt").is_file()
+    loc = ("loc_tool", "loc_error", "loc_position", "loc_how", "localised")
+    assert [tree[c] for c in loc] == ["1", "1", "1", "step+order", "1"]
+    # every output is written, and the row links it and quotes the lines around the failure
+    for row in rows:
+        written = tmp_path / row["output_path"]
+        ext = "json" if row["mode"] == "json" else "txt"
+        assert row["output_path"] == f"debug/{row['scenario']}/{row['engine']}.{row['mode']}.{ext}"
+        assert written.is_file() and written.stat().st_size == int(row["bytes"])
+    assert (raw["excerpt_line"], raw["excerpt"]) == ("0", "")
+    lines = (tmp_path / tree["output_path"]).read_text().splitlines()
+    start = int(tree["excerpt_line"])
+    shown = tree["excerpt"].splitlines()
+    assert shown == [line.rstrip() for line in lines[start - 1 : start - 1 + len(shown)]]
+    assert "[Tool: track_parcel]" in tree["excerpt"] and "ConnectionResetError" in tree["excerpt"]
+    done = by["scheduler", "tree", "customer_returns"]
+    assert "Order A123 (trail shoes" in done["excerpt"]  # no failure: the final answer
 
 
 def test_markdown_table() -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from bench.debug.truth import Fact, Failure, ground_truth
-from bench.engines.base import RunRecord, ToolCallRecord
+from bench.debug.truth import CallRef, Fact, Failure, ground_truth
+from bench.engines.base import ToolCallRecord
 from scenarios import load_scenarios
+from tests.debug import runs
 
 
 @pytest.fixture(scope="module")
@@ -16,64 +15,11 @@ def scenarios():
     return load_scenarios()
 
 
-def _tools(scenario) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-        }
-        for t in scenario.tools
-    ]
-
-
-def _bodies(scenario, steps: int, repeat_first: int = 1) -> list[dict[str, Any]]:
-    """Tool-protocol request bodies as a plain loop sends them, ``steps`` LLM calls."""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": scenario.system_prompt},
-        {"role": "user", "content": scenario.user},
-    ]
-    bodies = []
-    for step in range(steps):
-        body = {"model": f"scenario/{scenario.name}", "messages": list(messages)}
-        body["tools"] = _tools(scenario)
-        bodies.extend([body] * (repeat_first if step == 0 else 1))
-        turn = scenario.script[step]
-        calls = [
-            {
-                "id": f"c{step}{i}",
-                "type": "function",
-                "function": {"name": c.name, "arguments": "{}"},
-            }
-            for i, c in enumerate(turn.tool_calls)
-        ]
-        messages.append({"role": "assistant", "content": turn.content, "tool_calls": calls})
-        messages.extend({"role": "tool", "tool_call_id": c["id"], "content": "x"} for c in calls)
-    return bodies
-
-
-def _record(scenario, bodies, tools, status="completed", final=None, termination="stop"):
-    return RunRecord(
-        engine="test",
-        scenario=scenario.name,
-        status=status,
-        final_answer=final,
-        llm_calls=len(bodies),
-        tool_calls=len(tools),
-        tools=tools,
-        wall_ms=1.0,
-        cpu_ms=1.0,
-        prompt_tokens=0,
-        completion_tokens=0,
-        requests=bodies,
-        termination=termination,
-    )
-
-
 def test_customer_returns_facts(scenarios) -> None:
     scenario = scenarios["customer_returns"]
-    record = _record(
+    record = runs.record(
         scenario,
-        _bodies(scenario, 3),
+        runs.bodies(scenario, 3),
         [
             ToolCallRecord("search_knowledge_base", {"query": "return policy"}, True, 0.5),
             ToolCallRecord("query_order", {"order_id": "A123"}, True, 1.25),
@@ -117,8 +63,8 @@ def test_customer_returns_facts(scenarios) -> None:
 
 def test_rate_limited_call_is_an_llm_error_in_step_one_and_costs_no_completion(scenarios) -> None:
     scenario = scenarios["llm_rate_limit"]
-    bodies = _bodies(scenario, 2, repeat_first=3)  # 429, 429, then the real answer
-    record = _record(
+    bodies = runs.bodies(scenario, 2, {1: 3})  # 429, 429, then the real answer
+    record = runs.record(
         scenario,
         bodies,
         [ToolCallRecord("get_forecast", {"city": "Porto", "date": "2026-12-01"}, True, 0.1)],
@@ -128,17 +74,26 @@ def test_rate_limited_call_is_an_llm_error_in_step_one_and_costs_no_completion(s
     assert [(c.step, c.status) for c in truth.calls] == [(1, 429), (1, 429), (1, 200), (2, 200)]
     error = Fact("llm_error", 1, "Rate limit reached for requests per", alts=("error code: 429",))
     assert truth.by_kind("llm_error") == [error]
-    assert truth.by_kind("failed_step") == [Fact("failed_step", 1, 1)]
-    assert truth.failure == Failure(1, None, error)
+    # the LLM call of step 1 failed; its retries are the same call; one LLM call per step
+    forecast = (Fact("arg", 1, "Porto", key="city"), Fact("arg", 1, "2026-12-01", key="date"))
+    llm = [CallRef(1, None, ("call_t0_0",), forecast, order=1), CallRef(2, None, order=2)]
+    assert truth.failure == Failure(1, None, error, llm[0], tuple(llm))
+    assert truth.failure.index == 1
+    # the failing step is judged by localisation, not counted again as a recall fact
+    assert {f.kind for f in truth.facts} == {"llm_error", "tokens", "tool", "arg", "result"} | {
+        "latency",
+        "termination",
+        "final",
+    }
     assert [f.step for f in truth.by_kind("tokens")] == [1, 1, 2, 2]
 
 
 def test_failing_tool_gives_error_fact_and_failure(scenarios) -> None:
     scenario = scenarios["tool_flaky"]
     args = {"tracking_number": "00340434161094042557"}
-    record = _record(
+    record = runs.record(
         scenario,
-        _bodies(scenario, 4),
+        runs.bodies(scenario, 4),
         [
             ToolCallRecord("track_parcel", args, False, 0.1, "ConnectionResetError: ..."),
             ToolCallRecord("track_parcel", args, False, 0.1, "ConnectionResetError: ..."),
@@ -148,7 +103,19 @@ def test_failing_tool_gives_error_fact_and_failure(scenarios) -> None:
     )
     truth = ground_truth(scenario, record)
     error = Fact("error", 1, "ConnectionResetError: [Errno 104]")
-    assert truth.failure == Failure(1, "track_parcel", error)
+    # three identical calls, told apart by their step and by the id the mock gave each
+    peers = tuple(
+        CallRef(
+            step,
+            "track_parcel",
+            (f"call_t{step - 1}_0",),
+            (Fact("arg", step, "00340434161094042557", key="tracking_number"),),
+            order=step,
+        )
+        for step in (1, 2, 3)
+    )
+    assert truth.failure == Failure(1, "track_parcel", error, peers[0], peers)
+    assert (truth.failure.index, len(truth.failure.all_peers)) == (1, 3)
     # text facts repeated in later steps are counted once; numeric ones per call
     assert truth.by_kind("error") == [error]
     assert truth.by_kind("tool") == [Fact("tool", 1, "track_parcel")]
@@ -159,9 +126,16 @@ def test_failing_tool_gives_error_fact_and_failure(scenarios) -> None:
 def test_unknown_tool_and_malformed_arguments_are_errors_of_their_step(scenarios) -> None:
     unknown = scenarios["unknown_tool"]
     weather = [ToolCallRecord("get_weather", {"city": "Paris", "unit": "celsius"}, True, 0.1)]
-    truth = ground_truth(unknown, _record(unknown, _bodies(unknown, 3), weather, final="14"))
-    assert truth.failure == Failure(1, "get_wether", Fact("error", 1, "get_wether"))
+    truth = ground_truth(
+        unknown, runs.record(unknown, runs.bodies(unknown, 3), weather, final="14")
+    )
+    wether = CallRef(1, "get_wether", ("call_t0_0",), (Fact("arg", 1, "Paris", key="city"),), 1)
+    assert truth.failure == Failure(
+        1, "get_wether", Fact("error", 1, "get_wether"), wether, (wether,)
+    )
     malformed = scenarios["malformed_tool_args"]
-    truth = ground_truth(malformed, _record(malformed, _bodies(malformed, 3), weather, final="14"))
+    truth = ground_truth(
+        malformed, runs.record(malformed, runs.bodies(malformed, 3), weather, final="14")
+    )
     assert truth.failure is not None and truth.failure.tool == "get_weather"
     assert truth.failure.error.value == '{"city": "Paris", "unit": "cels'
