@@ -81,7 +81,15 @@ class Note:
     text: str
 
 
-Block = Paragraph | Bullets | Table | Figure | Note
+@dataclass(frozen=True)
+class Excerpt:
+    """Verbatim text shown as it was printed (a debug output), with where it comes from."""
+
+    text: str
+    caption: str = ""
+
+
+Block = Paragraph | Bullets | Table | Figure | Note | Excerpt
 
 
 @dataclass(frozen=True)
@@ -183,6 +191,11 @@ def _md_block(block: Block, base: Path | None) -> str:
             return f"![{md_text(title)}]({png_ref})\n\n*{md_text(caption)}* ([SVG]({svg_ref}))"
         case Note(text):
             return f"> **Note:** {md_text(text)}"
+        case Excerpt(text, caption):
+            body = visible(text)
+            fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", body)), default=0) + 1)
+            shown = f"{fence}text\n{body}\n{fence}"
+            return f"{shown}\n\n*{md_text(caption)}*" if caption else shown
     raise TypeError(f"unknown block {block!r}")
 
 
@@ -256,6 +269,7 @@ code { background: var(--soft); padding: 0 3px; border-radius: 3px; font-size: 0
 td.verdict-supported { background: #e3f4ea; font-weight: 600; }
 td.verdict-refuted { background: #fde7e3; font-weight: 600; }
 td.verdict-partly { background: #fff4d6; font-weight: 600; }
+figure.excerpt pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; font-size: 0.8em; max-height: 24em; }
 td.verdict-unsettled { background: #ececf6; font-weight: 600; font-style: italic; }
 td.verdict-not-measured, td.not-measured { color: var(--muted); font-style: italic; }
 td.stars { white-space: nowrap; }
@@ -327,6 +341,10 @@ def _html_block(block: Block) -> str:
             )
         case Note(text):
             return f'<div class="note">{_h(text)}</div>'
+        case Excerpt(text, caption):
+            body = html.escape(visible(text))
+            cap = f"<figcaption>{_h(caption)}</figcaption>" if caption else ""
+            return f'<figure class="excerpt"><pre>{body}</pre>{cap}</figure>'
     raise TypeError(f"unknown block {block!r}")
 
 

@@ -96,7 +96,8 @@ DEBUG_COLUMNS: dict[str, str] = {
     "recall": "share of the key facts found in the debug output, 0..1",
     "bytes": "size of the debug output",
     "bytes_per_fact": "bytes read per fact found",
-    "localised": "whether the failing step can be located from the output",
+    "localised": "whether a reader can identify the failing call from the output (its tool or "
+    "LLM call, its error and its position; bench.debug.localise)",
     "mode_cost_ms": "extra run time of the debug mode",
 }
 

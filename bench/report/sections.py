@@ -22,6 +22,7 @@ from bench.report.document import (
     Bullets,
     Cell,
     Code,
+    Excerpt,
     Figure,
     Note,
     Paragraph,
@@ -610,7 +611,7 @@ def debuggability(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
                     "recall",
                     "bytes",
                     "bytes / fact",
-                    "failing step localised",
+                    "failing call located",
                     "cost of the mode",
                 ),
                 tuple(
@@ -626,11 +627,69 @@ def debuggability(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
                     )
                     for _, r in agg.iterrows()
                 ),
-                caption="Recall and localisation: mean over scenarios; bytes: median.",
+                caption="Recall: mean over scenarios; failing call located: share of the fault "
+                "scenarios with a failure whose failing call a reader can identify from the "
+                "output (the tool or LLM call, its error and its position, matched by content "
+                "whatever the format: docs/debuggability.md); bytes: median.",
                 numeric=(2, 3, 4, 5, 6, 7),
             )
         )
-    return Section("Debuggability", "debuggability", tuple(blocks))
+    subsections = _debug_excerpts(data) if dbg is not None else ()
+    return Section("Debuggability", "debuggability", tuple(blocks), subsections)
+
+
+def _debug_excerpts(data: RunData) -> tuple[Section, ...]:
+    """Each engine's most useful mode on one fault scenario, as printed, next to its score."""
+    dbg = data.debuggability
+    if dbg is None or "excerpt" not in dbg:
+        return ()
+    faulty = dbg[dbg["failure_call"].notna()] if "failure_call" in dbg else dbg.iloc[0:0]
+    if faulty.empty:
+        return ()
+    scenarios = list(dict.fromkeys(faulty["scenario"]))
+    scenario = "tool_flaky" if "tool_flaky" in scenarios else scenarios[0]
+    best = analysis.debug_best(data).set_index("engine")["mode"].to_dict()
+    blocks: list[Block] = [
+        P(
+            f"What a reader sees in each engine's most useful debug mode on {scenario}: about "
+            "ten lines around the statement that decided the score, and where the whole "
+            "output is in the run folder."
+        )
+    ]
+    for engine in order_engines(faulty["engine"]):
+        rows = faulty[
+            (faulty["engine"] == engine)
+            & (faulty["scenario"] == scenario)
+            & (faulty["mode"] == best.get(engine))
+        ]
+        if rows.empty:
+            continue
+        r = rows.iloc[0]
+        located = "located" if _truthy_cell(r.get("localised")) else "not located"
+        how = r.get("loc_how")
+        caption = (
+            f"{engine}, {r['mode']}: recall {fmt.num(r['recall'], '{:.2f}')}, failing call "
+            f"{located}" + (f" ({how})" if isinstance(how, str) and how else "")
+        )
+        path = r.get("output_path")
+        if isinstance(path, str) and path:
+            caption += f"; full output: {path}"
+        text = r.get("excerpt")
+        blocks.append(Excerpt(text if isinstance(text, str) else "(no output)", caption))
+    return (
+        Section(
+            "What the debug outputs look like",
+            "debug-excerpts",
+            tuple(blocks),
+            collapsed=True,
+        ),
+    )
+
+
+def _truthy_cell(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes")
+    return bool(value) and not (isinstance(value, float) and math.isnan(value))
 
 
 def faults(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
