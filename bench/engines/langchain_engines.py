@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import operator
 import sys
 import time
@@ -75,7 +74,7 @@ def classify_exception(exc: BaseException) -> Outcome:
     if isinstance(exc, openai.APIError):
         return Outcome("failed", None, "llm_error", error=text)
     failed_tools = {t.error for t in current_log().tools if not t.ok}
-    if text in failed_tools or isinstance(exc, json.JSONDecodeError):
+    if text in failed_tools:
         return Outcome("failed", None, "tool_error", error=text)
     if isinstance(exc, OutputParserException) or (
         isinstance(exc, ValueError) and "output parsing error" in str(exc)
