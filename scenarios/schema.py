@@ -252,12 +252,17 @@ MAX_FAULT_TIMES = 100
 
 
 def _fault_times(value: Any) -> Any:
-    """A number of requests, or ``always`` (one message for both, not one per type)."""
-    if value == "always" or (
-        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_FAULT_TIMES
-    ):
+    """A number of requests, or ``always``: one message for a wrong value, not one per type
+    of the union."""
+    if value == "always":
         return value
-    raise ValueError(f"must be a number of requests from 1 to {MAX_FAULT_TIMES}, or 'always'")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be a number of requests from 1 to {MAX_FAULT_TIMES}, or 'always'")
+    if value < 1:
+        raise ValueError("Input should be greater than or equal to 1")
+    if value > MAX_FAULT_TIMES:
+        raise ValueError(f"Input should be less than or equal to {MAX_FAULT_TIMES}")
+    return value
 
 
 class Fault(_Strict):
