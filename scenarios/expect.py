@@ -55,6 +55,13 @@ def misses(expect: Mapping[str, Any], observed: Mapping[str, Any]) -> list[str]:
     contains = expect.get("final_contains")
     if contains is not None and contains not in (got("final_answer") or ""):
         out.append(f"final answer lacks {contains!r}")
+    contains = expect.get("final_contains_if_completed")
+    if (
+        contains is not None
+        and got("status") == "completed"
+        and contains not in (got("final_answer") or "")
+    ):
+        out.append(f"completed with an answer that lacks {contains!r}")
     tools = list(got("tools") or ())
     forbidden = [name for name in expect.get("forbidden_tools") or () if name in tools]
     if forbidden:

@@ -247,20 +247,86 @@ class ScriptToolCall(_Strict):
         return self
 
 
+StreamBreak = Literal["truncate", "drop", "corrupt", "stall"]
+MAX_FAULT_TIMES = 100
+
+
+def _fault_times(value: Any) -> Any:
+    """A number of requests, or ``always``: one message for a wrong value, not one per type
+    of the union."""
+    if value == "always":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be a number of requests from 1 to {MAX_FAULT_TIMES}, or 'always'")
+    if value < 1:
+        raise ValueError("Input should be greater than or equal to 1")
+    if value > MAX_FAULT_TIMES:
+        raise ValueError(f"Input should be less than or equal to {MAX_FAULT_TIMES}")
+    return value
+
+
 class Fault(_Strict):
-    """An LLM-side failure played on a turn before its real answer."""
+    """An LLM-side failure played on a turn before its real answer: an HTTP error status, a
+    delay before the answer, a broken answer body (``stream``) or a slow first token.
+
+    ``stream`` breaks a streamed answer (SSE) mid-way, and a plain JSON answer the same way:
+    ``truncate`` ends it early and cleanly (no finish reason, no ``[DONE]``; a plain body cut
+    mid-JSON), ``drop`` closes the connection mid-body, ``corrupt`` garbles one event (a
+    ``data:`` line that is not JSON; a plain body with a byte that no JSON allows), ``stall``
+    goes silent for ``stall_s`` mid-body, then sends the rest (``resume``) or closes.
+    """
 
     status: int | None = Field(default=None, ge=400, le=599)
     retry_after_s: float | None = Field(default=None, ge=0, le=60)
     delay_s: float | None = Field(default=None, gt=0, le=MAX_WAIT_S)
-    times: int = Field(default=1, ge=1, le=100)
+    stream: StreamBreak | None = Field(default=None, description="how the answer body breaks")
+    at: float = Field(
+        default=0.5,
+        gt=0,
+        lt=1,
+        description="where the body breaks: the share of the answer's chunks (a plain body: "
+        "of its bytes) sent before it",
+    )
+    stall_s: float | None = Field(default=None, gt=0, le=MAX_WAIT_S)
+    resume: bool = Field(default=True, description="after a stall: send the rest, else close")
+    first_token_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_WAIT_S,
+        description="a slow first token: a streamed answer's headers come at once, its first "
+        "event this late; a plain answer arrives this late",
+    )
+    times: Annotated[int | Literal["always"], BeforeValidator(_fault_times)] = Field(
+        default=1, description="requests (by body) that get the fault; 'always': every one"
+    )
     message: str | None = None
 
     @model_validator(mode="after")
     def _has_effect(self) -> Fault:
-        if self.status is None and self.delay_s is None:
-            raise ValueError("a fault needs a status or a delay_s")
+        if (
+            self.status is None
+            and self.delay_s is None
+            and self.stream is None
+            and self.first_token_s is None
+        ):
+            raise ValueError("a fault needs a status, a delay_s, a stream or a first_token_s")
+        if self.status is not None and (self.stream or self.first_token_s):
+            raise ValueError("a status fault answers an error body: it has no stream to break")
+        if (self.stream == "stall") != (self.stall_s is not None):
+            raise ValueError("stream: stall needs stall_s, and stall_s needs stream: stall")
+        if "at" in self.model_fields_set and self.stream is None:
+            raise ValueError("at: says where a stream breaks; set stream too")
+        if "resume" in self.model_fields_set and self.stream != "stall":
+            raise ValueError("resume: only applies to stream: stall")
         return self
+
+    def strikes(self, earlier: int) -> bool:
+        """Whether a request that ``earlier`` requests with the same body preceded gets it."""
+        return self.times == "always" or earlier < self.times
+
+    def strikes_within(self, requests: int) -> int:
+        """How many of ``requests`` requests with one body get it."""
+        return requests if self.times == "always" else min(self.times, requests)
 
 
 class TurnTiming(_Strict):
@@ -401,6 +467,11 @@ class _Expectations(_Strict):
         default=None, description="the harness's termination names (bench.engines.base)"
     )
     final_contains: str | None = None
+    final_contains_if_completed: str | None = Field(
+        default=None,
+        description="a completed run's answer must contain this; a run that did not complete "
+        "passes (a fault that may be retried or may fail cleanly, never answered half)",
+    )
     forbidden_tools: list[str] | None = Field(
         default=None, description="tools that must never run (e.g. an unapproved action)"
     )
@@ -455,6 +526,7 @@ OUTCOME_FIELDS = frozenset(
         "status",
         "termination",
         "final_contains",
+        "final_contains_if_completed",
         "forbidden_tools",
         "max_tool_calls",
         "max_llm_calls",

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 import time
 import uuid
@@ -125,7 +124,7 @@ def classify_exception(exc: BaseException) -> Outcome:
     if isinstance(exc, openai.APIError):
         return Outcome("failed", None, "llm_error", error=text)
     failed_tools = {t.error for t in current_log().tools if not t.ok}
-    if text in failed_tools or isinstance(exc, json.JSONDecodeError):
+    if text in failed_tools:
         return Outcome("failed", None, "tool_error", error=text)
     if isinstance(exc, OutputParserException) or (
         isinstance(exc, ValueError) and "output parsing error" in str(exc)

@@ -12,12 +12,13 @@ import json
 import threading
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.mockllm import sse
+from bench.mockllm.faults import break_reply
 from bench.mockllm.latency import LatencyProfile, recorded_schedule
 from bench.mockllm.lru import LRU
 from bench.mockllm.protocols import (
@@ -30,7 +31,7 @@ from bench.mockllm.protocols import (
 from bench.mockllm.tokens import REPLY_PRIMING, message_tokens, text_tokens
 from bench.mockllm.tokens import tools_tokens as tools_tokens_of
 from bench.mockllm.validation import request_problem
-from scenarios import Scenario, Turn, load_scenarios
+from scenarios import Fault, Scenario, Turn, load_scenarios
 
 MODEL_PREFIX = "scenario/"
 FORCED_TEXT = "I could not finish with the tools available; here is what I found so far."
@@ -54,7 +55,12 @@ class RecordedRequest:
 
 @dataclass
 class MockReply:
-    """What to send back: a JSON body, or SSE chunks paced by the latency model."""
+    """What to send back: a JSON body, or SSE chunks paced by the latency model.
+
+    A scripted stream fault (``bench.mockllm.faults``) may hold the body back after headers
+    (``lead_s``), pause it (``stall_s``) or close the connection (``drops``) at ``break_at``
+    (a chunk index; a plain body: a byte offset). The transports deliver ``deliveries()``.
+    """
 
     status: int
     headers: dict[str, str]
@@ -64,17 +70,50 @@ class MockReply:
     chunk_delay_s: float = 0.0  # between streamed chunks
     # a recorded turn's own schedule: each chunk's offset from the first byte (seconds)
     chunk_offsets_s: tuple[float, ...] | None = None
+    lead_s: float = 0.0  # streamed: headers at once, the first chunk this much later
+    break_at: int | None = None  # where a stall or a drop strikes
+    stall_s: float = 0.0  # silence before the piece at break_at
+    drops: bool = False  # the connection closes at break_at instead
 
     @property
     def paced(self) -> bool:
-        """Whether streamed chunks wait between each other (else they leave back to back)."""
-        return bool(self.chunk_delay_s) or self.chunk_offsets_s is not None
+        """Whether the body's pieces wait between each other (else they leave back to back)."""
+        return (
+            bool(self.chunk_delay_s or self.lead_s or self.stall_s)
+            or self.chunk_offsets_s is not None
+        )
+
+    @property
+    def broken(self) -> bool:
+        """Whether a plain body must be delivered in pieces (a stall or a drop in it)."""
+        return self.break_at is not None
 
     def offset_s(self, index: int) -> float:
         """When streamed chunk ``index`` leaves, in seconds after the first byte."""
         if self.chunk_offsets_s is not None:
-            return self.chunk_offsets_s[index]
-        return index * self.chunk_delay_s
+            offset = self.chunk_offsets_s[index]
+        else:
+            offset = index * self.chunk_delay_s
+        if self.break_at is not None and index >= self.break_at:
+            offset += self.stall_s
+        return offset + self.lead_s
+
+    def deliveries(self) -> Iterator[tuple[float, bytes | None]]:
+        """The body as the transport sends it: (seconds after the headers, bytes), where
+        None means the connection closes there."""
+        if self.chunks is None:
+            if self.break_at is None:
+                yield 0.0, self.body
+                return
+            yield 0.0, self.body[: self.break_at]
+            yield self.stall_s, None if self.drops else self.body[self.break_at :]
+            return
+        for index, chunk in enumerate(self.chunks):
+            offset = self.offset_s(index) if self.paced else 0.0
+            if index == self.break_at and self.drops:
+                yield offset, None
+                return
+            yield offset, chunk
 
 
 def error_body(status: int, message: str, code: str, param: str | None = None) -> bytes:
@@ -205,12 +244,13 @@ class MockLLM:
             )
         prompt_tokens = self._prompt_tokens(body, messages)
         fault_delay = 0.0
+        struck: Fault | None = None  # a fault that breaks this answer on its way
         if turn.fault is not None:
             key = (name, zlib.crc32(raw if isinstance(raw, bytes) else raw.encode()))
             with self._fault_lock:
                 hits = self._fault_hits.get(key, 0)
                 self._fault_hits[key] = hits + 1
-            if hits < turn.fault.times:
+            if turn.fault.strikes(hits):
                 if turn.fault.status is not None:
                     headers = {}
                     if turn.fault.retry_after_s is not None:
@@ -220,6 +260,7 @@ class MockLLM:
                     reply = _error(turn.fault.status, message, "scripted_fault", headers)
                     return self._finish((name, index, protocol, False), body, reply, prompt_tokens)
                 fault_delay = turn.fault.delay_s or 0.0
+                struck = turn.fault
         completion, completion_tokens = self._completion(
             scenario, protocol, index, answered, turn, forced_text
         )
@@ -236,9 +277,11 @@ class MockLLM:
             "total_tokens": prompt_tokens + completion_tokens,
         }
         recorded = turn.timing if self.latency.plays_recorded else None
+        payload = None
         if stream:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             chunks = sse.chunks(completion, model, usage if include_usage else None, protocol)
+            payload = sse.payload_indices(len(chunks), include_usage)
             reply = MockReply(
                 200,
                 {"content-type": "text/event-stream", "cache-control": "no-cache"},
@@ -247,9 +290,7 @@ class MockLLM:
                 chunk_delay_s=rest / max(len(chunks) - 1, 1),
             )
             if recorded is not None:
-                first, offsets = recorded_schedule(
-                    recorded, len(chunks), sse.payload_indices(len(chunks), include_usage)
-                )
+                first, offsets = recorded_schedule(recorded, len(chunks), payload)
                 reply.delay_s, reply.chunk_offsets_s = first + extra, offsets
         else:
             reply = MockReply(
@@ -258,6 +299,8 @@ class MockLLM:
                 json.dumps(sse.completion_body(completion, model, usage)).encode(),
                 delay_s=(recorded.total_ms / 1000 if recorded else ttft + rest) + extra,
             )
+        if struck is not None:
+            reply = break_reply(reply, struck, payload)
         return self._finish(
             (name, index, protocol, stream), body, reply, prompt_tokens, completion_tokens
         )

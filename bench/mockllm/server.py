@@ -8,12 +8,16 @@ type, param, code}}``) when it is not a request the mock can serve: an unknown r
 a wrong method (405), a body over ``max_body_bytes`` (413), a request not received in full
 within ``request_timeout_s`` (408: a slow or stalled client never holds a connection
 forever), bytes that are not HTTP (400), and any failure of the mock itself (500).
+
+Scripted stream faults (``bench.mockllm.faults``) are played on the wire: a stall is silence
+on the socket, a dropped connection closes it mid-body.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import subprocess
 import sys
@@ -62,9 +66,26 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
+class DroppedConnection(Exception):
+    """Raised in a response body to drop the connection there (a scripted stream fault):
+    uvicorn closes the socket of a response that fails after it started, so the client
+    sees a real connection closed mid-body."""
+
+
+class _QuietDrops(logging.Filter):
+    """Keeps uvicorn from logging a scripted drop as an application error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, DroppedConnection)
+
+
 def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starlette:
     """The ASGI app: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /health`` and
     ``POST /reset`` (forget recorded requests and fault counters)."""
+    uvicorn_errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _QuietDrops) for f in uvicorn_errors.filters):
+        uvicorn_errors.addFilter(_QuietDrops())
 
     async def chat(request: Request) -> Response:
         try:
@@ -81,19 +102,21 @@ def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starle
         reply: MockReply = mock.handle(raw)
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
-        if reply.chunks is None:
+        if reply.chunks is None and not reply.broken:
             return Response(reply.body, status_code=reply.status, headers=reply.headers)
 
-        async def events():
+        async def pieces():
             paced, loop = reply.paced, asyncio.get_running_loop()
             start = loop.time()
-            for i, chunk in enumerate(reply.chunks):
+            for offset, piece in reply.deliveries():
                 # paced against a schedule, so that sleep overshoots do not accumulate
-                if paced and i and (wait := start + reply.offset_s(i) - loop.time()) > 0:
+                if paced and (wait := start + offset - loop.time()) > 0:
                     await asyncio.sleep(wait)
-                yield chunk
+                if piece is None:
+                    raise DroppedConnection  # uvicorn closes the socket mid-body
+                yield piece
 
-        return StreamingResponse(events(), status_code=reply.status, headers=reply.headers)
+        return StreamingResponse(pieces(), status_code=reply.status, headers=reply.headers)
 
     async def models(_: Request) -> Response:
         data = [

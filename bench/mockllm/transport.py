@@ -2,7 +2,9 @@
 
 No sockets are opened. The same class is built for ``httpx`` and for ``httpx2`` (which the
 openai SDK 3.x uses), because each library only accepts its own transport types. Like a
-socket, they honour the client's read timeout: a reply delayed past it raises ``ReadTimeout``.
+socket, they honour the client's read timeout (a reply delayed past it, or a body that goes
+silent longer, raises the library's ``ReadTimeout``), and a scripted dropped connection
+raises its ``RemoteProtocolError`` mid-body, as a socket closed by the server does.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from bench.mockllm.core import MockLLM, MockReply, _error
+from bench.mockllm.faults import DROPPED_CHUNKED, dropped_body
 
 BASE_URL = "http://mockllm.test/v1"
 CHAT_PATH = "/v1/chat/completions"
@@ -40,21 +43,29 @@ def _route(mock: MockLLM, method: str, path: str, body: bytes) -> MockReply:
     return _error(404, f"the mock serves only POST {CHAT_PATH}, not {method} {path}", "not_found")
 
 
+def _dropped(reply: MockReply, sent: int) -> str:
+    """What the client library says when the server closes the connection mid-body."""
+    if reply.chunks is not None:
+        return DROPPED_CHUNKED
+    return dropped_body(sent, len(reply.body))
+
+
 @cache
 def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
     """(async transport class, sync transport class) for ``httpx`` or ``httpx2``."""
     lib = _lib(lib_name)
 
     class AsyncChunks(lib.AsyncByteStream):
-        """A streamed body that can be read once, like a socket's.
+        """A body that can be read once, like a socket's, delivered as the reply's
+        ``deliveries()`` say: paced, stalled past the read timeout, or dropped.
 
         The openai SDK drains ``response.stream`` after ``[DONE]`` (HTTP/1.1 connection
         reuse): on a socket that finds EOF at once; a re-iterable body would be played
         again, paced, and charged to the engine (up to the SDK's 0.1 s drain timeout).
         """
 
-        def __init__(self, reply: MockReply):
-            self._reply = reply
+        def __init__(self, reply: MockReply, request: Any):
+            self._reply, self._request = reply, request
             self._read = False
 
         async def __aiter__(self):
@@ -62,20 +73,30 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                 return  # EOF: the body was already read
             self._read = True
             reply = self._reply
-            paced, loop = reply.paced, asyncio.get_running_loop()
-            start = loop.time()
-            for i, chunk in enumerate(reply.chunks or ()):
+            if not reply.paced and not reply.broken and reply.chunks is not None:
+                for chunk in reply.chunks:  # the common case: back to back
+                    yield chunk
+                return
+            loop = asyncio.get_running_loop()
+            start, timeout, sent = loop.time(), _read_timeout(self._request), 0
+            for offset, piece in reply.deliveries():
                 # paced against a schedule: each sleep's overshoot (epoll rounds up to the
                 # millisecond) must not add up over hundreds of chunks
-                if paced and i and (wait := start + reply.offset_s(i) - loop.time()) > 0:
+                if (wait := start + offset - loop.time()) > 0:
+                    if timeout is not None and wait > timeout:
+                        await asyncio.sleep(timeout)
+                        raise lib.ReadTimeout(f"no data within {timeout:g}s", request=self._request)
                     await asyncio.sleep(wait)
-                yield chunk
+                if piece is None:
+                    raise lib.RemoteProtocolError(_dropped(reply, sent), request=self._request)
+                sent += len(piece)
+                yield piece
 
     class SyncChunks(lib.SyncByteStream):
         """The same, for sync clients: readable once."""
 
-        def __init__(self, reply: MockReply):
-            self._reply = reply
+        def __init__(self, reply: MockReply, request: Any):
+            self._reply, self._request = reply, request
             self._read = False
 
         def __iter__(self):
@@ -83,11 +104,24 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                 return  # EOF: the body was already read
             self._read = True
             reply = self._reply
-            paced, start = reply.paced, time.monotonic()
-            for i, chunk in enumerate(reply.chunks or ()):
-                if paced and i and (wait := start + reply.offset_s(i) - time.monotonic()) > 0:
+            start, timeout, sent = time.monotonic(), _read_timeout(self._request), 0
+            for offset, piece in reply.deliveries():
+                if (wait := start + offset - time.monotonic()) > 0:
+                    if timeout is not None and wait > timeout:
+                        time.sleep(timeout)
+                        raise lib.ReadTimeout(f"no data within {timeout:g}s", request=self._request)
                     time.sleep(wait)
-                yield chunk
+                if piece is None:
+                    raise lib.RemoteProtocolError(_dropped(reply, sent), request=self._request)
+                sent += len(piece)
+                yield piece
+
+    def response(reply: MockReply, request: Any, stream_class: type) -> Any:
+        if reply.chunks is None and not reply.broken:
+            return lib.Response(reply.status, headers=reply.headers, content=reply.body)
+        return lib.Response(
+            reply.status, headers=reply.headers, stream=stream_class(reply, request)
+        )
 
     class MockAsyncTransport(lib.AsyncBaseTransport):
         """Serves requests from a MockLLM inside the event loop."""
@@ -109,9 +143,7 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                 # this one, or concurrent runs of an engine that awaits nothing else would run
                 # one after the other and its latency under concurrency would mean nothing.
                 await asyncio.sleep(0)
-            if reply.chunks is None:
-                return lib.Response(reply.status, headers=reply.headers, content=reply.body)
-            return lib.Response(reply.status, headers=reply.headers, stream=AsyncChunks(reply))
+            return response(reply, request, AsyncChunks)
 
     class MockSyncTransport(lib.BaseTransport):
         """Serves requests from a MockLLM in the calling thread."""
@@ -128,9 +160,7 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                     time.sleep(timeout)
                     raise lib.ReadTimeout(f"no response within {timeout:g}s", request=request)
                 time.sleep(reply.delay_s)
-            if reply.chunks is None:
-                return lib.Response(reply.status, headers=reply.headers, content=reply.body)
-            return lib.Response(reply.status, headers=reply.headers, stream=SyncChunks(reply))
+            return response(reply, request, SyncChunks)
 
     return MockAsyncTransport, MockSyncTransport
 

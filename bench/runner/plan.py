@@ -154,7 +154,8 @@ def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
 
     Counts LLM steps, scripted turn latency (and recorded timings under ``recorded``), tool
     latency (parallel calls summed), hanging tools (cut at the tool timeout), LLM faults
-    (retry waits, delays cut at the LLM timeout) and repeating last turns (played until ``max_steps``). Only used to budget repeats and
+    (retry waits, delays and stalls cut at the LLM timeout, broken streams, slow first
+    tokens) and repeating last turns (played until ``max_steps``). Only used to budget repeats and
     to size the worker's watchdog; never reported as a measurement.
     """
     limits = scenario.limits
@@ -167,14 +168,18 @@ def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
             cost += turn.timing.total_ms / 1000
         if turn.fault is not None:
             fault = turn.fault
+            strikes = fault.strikes_within(limits.max_retries + 1)
             if fault.status is not None:
                 wait = (
                     fault.retry_after_s if fault.retry_after_s is not None else _DEFAULT_BACKOFF_S
                 )
-                cost += (wait + step_s) * fault.times
-            if fault.delay_s is not None:
-                wait = min(fault.delay_s, limits.llm_timeout_s) + _DEFAULT_BACKOFF_S
-                cost += (wait + step_s) * fault.times
+                cost += (wait + step_s) * strikes
+            if fault.delay_s is not None or fault.stall_s is not None:
+                cut = min(fault.delay_s or fault.stall_s, limits.llm_timeout_s)
+                cost += (cut + _DEFAULT_BACKOFF_S + step_s) * strikes
+            elif fault.stream is not None:  # broken at once, retried after a backoff
+                cost += (_DEFAULT_BACKOFF_S + step_s) * strikes
+            cost += fault.first_token_s or 0.0
         for call in turn.tool_calls:
             tool = tools.get(call.name)
             if tool is None:

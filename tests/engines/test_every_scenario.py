@@ -22,7 +22,8 @@ SCENARIO_NAMES = sorted(load_scenarios())
 
 
 def scripted_calls(scenario: Scenario, needed: int) -> list[tuple[str, dict[str, Any] | None]]:
-    """The script's tool calls in order as (name, args); args None for malformed JSON.
+    """The script's tool calls in order as (name, args); args None for malformed JSON and
+    for a turn whose answer a stream fault breaks (an engine may run a cut-off call).
 
     Calls to unknown tools are left out (they can never execute); a repeating last turn is
     repeated until the list is at least ``needed`` long.
@@ -31,9 +32,11 @@ def scripted_calls(scenario: Scenario, needed: int) -> list[tuple[str, dict[str,
     calls: list[tuple[str, dict[str, Any] | None]] = []
 
     def add(turn: Any) -> None:
+        broken = turn.fault is not None and turn.fault.stream is not None
         for call in turn.tool_calls:
             if not call.unknown:
-                calls.append((call.name, None if call.raw_arguments is not None else call.args))
+                garbled = broken or call.raw_arguments is not None
+                calls.append((call.name, None if garbled else call.args))
 
     for turn in turns:
         add(turn)

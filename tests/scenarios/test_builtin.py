@@ -72,6 +72,50 @@ def test_the_library_covers_the_issue():
     assert scenarios["confirmation_required"].tool_map["issue_refund"].require_confirmation
 
 
+def test_the_library_has_a_scenario_per_stream_fault():
+    """Issue 14: each stream and HTTP fault of the mock, on a scenario judged by its outcome."""
+    scenarios = load_scenarios()
+    faults = {
+        name: fault
+        for name, scenario in scenarios.items()
+        for fault in [next((t.fault for t in scenario.script if t.fault is not None), None)]
+        if fault is not None
+    }
+    played = {
+        name: (fault.stream, fault.resume if fault.stream == "stall" else None)
+        for name, fault in faults.items()
+        if fault.stream is not None
+    }
+    assert played == {
+        "llm_stream_truncated": ("truncate", None),
+        "llm_stream_truncated_tool_call": ("truncate", None),
+        "llm_stream_dropped": ("drop", None),
+        "llm_stream_corrupt_chunk": ("corrupt", None),
+        "llm_stream_stall": ("stall", True),
+        "llm_stream_stall_forever": ("stall", False),
+    }
+    assert scenarios["llm_stream_truncated_tool_call"].script[0].fault.stream == "truncate"
+    assert faults["llm_slow_first_token"].first_token_s == 0.5
+    statuses = {name: (f.status, f.times) for name, f in faults.items() if f.times == "always"}
+    assert statuses == {
+        "llm_slow_first_token": (None, "always"),
+        "llm_bad_request": (400, "always"),
+        "llm_unauthorized": (401, "always"),
+        "llm_model_not_found": (404, "always"),
+        "llm_down": (503, "always"),
+    }
+    for name in {*played, "llm_slow_first_token", *statuses}:
+        assert {"fault", "llm-fault"} <= set(scenarios[name].tags), name
+        assert scenarios[name].is_fault
+    for name in ("llm_bad_request", "llm_unauthorized", "llm_model_not_found"):
+        outcome = scenarios[name].expect.outcome()
+        assert (outcome["status"], outcome["termination"], outcome["max_llm_calls"]) == (
+            "failed",
+            "llm_error",
+            1,
+        ), name
+
+
 def test_fault_scenarios_stay_fast():
     """Timeouts and scripted delays stay short, so all engines x all scenarios run in minutes."""
     for scenario in load_scenarios().values():
@@ -84,6 +128,17 @@ def test_fault_scenarios_stay_fast():
                 assert turn.fault.delay_s <= 1.0, scenario.name
             if turn.fault is not None and turn.fault.retry_after_s is not None:
                 assert turn.fault.retry_after_s <= 0.1, scenario.name
+            if turn.fault is not None and turn.fault.stall_s is not None:
+                # a stall is cut by the LLM timeout, or by the run deadline for an engine
+                # without one
+                assert scenario.limits.llm_timeout_s <= 0.5, scenario.name
+                assert turn.fault.stall_s <= 1.0 or scenario.limits.run_timeout_s <= 2, (
+                    scenario.name
+                )
+            if turn.fault is not None and turn.fault.first_token_s is not None:
+                assert turn.fault.first_token_s <= 0.5 < scenario.limits.llm_timeout_s, (
+                    scenario.name
+                )
         assert all(t.behavior.latency_ms <= 50 for t in scenario.tools), scenario.name
 
 
@@ -111,6 +166,7 @@ def test_an_override_inherits_and_null_drops_a_base_expectation():
     scenario = load_scenarios()["llm_rate_limit"]
     unset = dict.fromkeys(
         [
+            "final_contains_if_completed",
             "forbidden_tools",
             "max_tool_calls",
             "max_llm_calls",

@@ -103,6 +103,54 @@ BROKEN = {
         "tools[0].parameters: properties.city: key 'e.g. Paris.' has no value; in YAML a comma "
         "splits a {...} mapping, so quote text that contains one",
     ),
+    "fault_without_effect": (
+        GOOD.format(name="fault_without_effect").replace(
+            "  - content: It", "  - fault: {times: 2}\n    content: It"
+        ),
+        "script[1].fault: a fault needs a status, a delay_s, a stream or a first_token_s",
+    ),
+    "unknown_stream_fault": (
+        GOOD.format(name="unknown_stream_fault").replace(
+            "  - content: It", "  - fault: {stream: cut}\n    content: It"
+        ),
+        "script[1].fault.stream: Input should be 'truncate', 'drop', 'corrupt' or 'stall'",
+    ),
+    "status_and_stream": (
+        GOOD.format(name="status_and_stream").replace(
+            "  - content: It", "  - fault: {status: 500, stream: drop}\n    content: It"
+        ),
+        "script[1].fault: a status fault answers an error body: it has no stream to break",
+    ),
+    "stall_without_duration": (
+        GOOD.format(name="stall_without_duration").replace(
+            "  - content: It", "  - fault: {stream: stall}\n    content: It"
+        ),
+        "script[1].fault: stream: stall needs stall_s, and stall_s needs stream: stall",
+    ),
+    "where_without_stream": (
+        GOOD.format(name="where_without_stream").replace(
+            "  - content: It", "  - fault: {first_token_s: 0.5, at: 0.2}\n    content: It"
+        ),
+        "script[1].fault: at: says where a stream breaks; set stream too",
+    ),
+    "resume_without_stall": (
+        GOOD.format(name="resume_without_stall").replace(
+            "  - content: It", "  - fault: {stream: drop, resume: false}\n    content: It"
+        ),
+        "script[1].fault: resume: only applies to stream: stall",
+    ),
+    "fault_times_word": (
+        GOOD.format(name="fault_times_word").replace(
+            "  - content: It", "  - fault: {status: 503, times: forever}\n    content: It"
+        ),
+        "script[1].fault.times: must be a number of requests from 1 to 100, or 'always'",
+    ),
+    "break_point_out_of_range": (
+        GOOD.format(name="break_point_out_of_range").replace(
+            "  - content: It", "  - fault: {stream: drop, at: 1}\n    content: It"
+        ),
+        "script[1].fault.at: Input should be less than 1",
+    ),
     "repeat_not_last": (
         GOOD.format(name="repeat_not_last").replace(
             "args: {city: Paris}}]", "args: {city: Paris}}]\n    repeat: true"
