@@ -23,11 +23,15 @@ What each built-in does here, and the scenario limit it maps to:
                                 then 0.2 s, ±25 % jitter), ``on_failure="error"`` so the last
                                 error reaches ``ToolErrorMiddleware``; a timeout is not
                                 retried (it has already cost the full tool timeout)
+``ModelRetryMiddleware``        what the openai SDK does not retry: a 200 whose body does not
+                                parse (a cut or corrupt answer raises a bare
+                                ``JSONDecodeError``); only that (``retry_on``), since
+                                ``ChatOpenAI(max_retries=...)`` already retries 408/409/429/
+                                5xx, timeouts and connection errors with ``Retry-After`` and a
+                                second layer would multiply those attempts
 ==============================  ===========================================================
 
-Not used, and why: ``ModelRetryMiddleware`` — ``ChatOpenAI(max_retries=...)`` already
-retries 408/409/429/5xx, timeouts and connection errors with backoff and ``Retry-After``;
-a second layer would multiply the attempts. ``ToolCallLimitMiddleware`` — it caps the calls
+Not used, and why: ``ToolCallLimitMiddleware`` — it caps the calls
 per tool (or all tools) whatever their arguments, and no scenario limit is such a cap: as a
 loop guard it would also stop legitimate paging (``max_steps``) and retries (``tool_flaky``).
 ``SummarizationMiddleware`` — it summarises with a model call, which would itself carry the
@@ -41,6 +45,7 @@ alone (the ``lc-create-agent-builtins`` variant).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -51,6 +56,7 @@ from langchain.agents.middleware import (
     ContextEditingMiddleware,
     HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
     ToolErrorMiddleware,
     ToolRetryMiddleware,
 )
@@ -77,7 +83,10 @@ def builtin_middleware(
 ) -> list[AgentMiddleware]:
     """LangChain's built-in middleware, configured from one scenario's limits."""
     middleware: list[AgentMiddleware] = [
-        ModelCallLimitMiddleware(run_limit=settings.max_iterations, exit_behavior="error")
+        ModelCallLimitMiddleware(run_limit=settings.max_iterations, exit_behavior="error"),
+        ModelRetryMiddleware(
+            max_retries=2, retry_on=(json.JSONDecodeError,), on_failure="error", initial_delay=0.1
+        ),
     ]
     if confirm:
         gated = {"allowed_decisions": ["approve", "reject"]}

@@ -189,6 +189,7 @@ async def test_the_builtins_and_the_custom_parts(scenarios) -> None:
     builtins = lcb.builtin_middleware(settings, tools, "prompt", confirm=["issue_refund"])
     assert [type(m).__name__ for m in builtins] == [
         "ModelCallLimitMiddleware",
+        "ModelRetryMiddleware",
         "HumanInTheLoopMiddleware",
         "ContextEditingMiddleware",
         "ToolErrorMiddleware",
@@ -208,6 +209,7 @@ async def test_the_builtins_and_the_custom_parts(scenarios) -> None:
     )
     assert [type(m).__name__ for m in lcb.builtin_middleware(unbudgeted, tools, "prompt")] == [
         "ModelCallLimitMiddleware",
+        "ModelRetryMiddleware",
         "ToolErrorMiddleware",
         "ToolRetryMiddleware",
     ]
