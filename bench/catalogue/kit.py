@@ -109,7 +109,7 @@ class TraceSink:
         self.server.server_close()
 
 
-def _langchain_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
+def langchain_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
     from langchain_baseline.common import AgentSettings, make_chat_model
 
     def chat_model(model: str | None = None, max_retries: int | None = None) -> Any:
@@ -125,7 +125,7 @@ def _langchain_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
     return chat_model
 
 
-def _scheduler_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
+def scheduler_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
     from scheduler.llm import OpenAIChatClient
 
     def chat_model(model: str | None = None, max_retries: int | None = None) -> Any:
@@ -138,6 +138,13 @@ def _scheduler_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
         )
 
     return chat_model
+
+
+def chat_model_factory(engine: str, mock: MockLLM, model: str) -> Callable[..., Any]:
+    """``(model=None, max_retries=None) -> chat model`` of ``engine``'s family, on the mock."""
+    if engine == "scheduler":
+        return scheduler_model(mock, model)
+    return langchain_model(mock, model)
 
 
 def executor_prompt(system_prompt: str) -> Any:
@@ -179,10 +186,10 @@ def kit_for(engine: str, scenario: Scenario, mock: MockLLM, sink: TraceSink | No
         prompt = executor_prompt(scenario.system_prompt) if engine == "lc-agentexecutor" else None
         return Kit(
             tools=structured_tools(tools),
-            chat_model=_langchain_model(mock, model),
+            chat_model=langchain_model(mock, model),
             prompt=prompt,
             **common,
         )
     if engine == "scheduler":
-        return Kit(tools=scheduler_tools(tools), chat_model=_scheduler_model(mock, model), **common)
+        return Kit(tools=scheduler_tools(tools), chat_model=scheduler_model(mock, model), **common)
     raise ValueError(f"no catalogue kit for engine {engine!r}")

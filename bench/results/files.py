@@ -13,6 +13,7 @@ reports/<run-id>/
   throughput.csv     per engine × latency profile × concurrency level
   ttft.csv           per engine: time to first token through its user-facing stream
   debuggability.csv  engine × debug mode × scenario (``schedbench debug-score``)
+  catalogue.json     the customisation catalogue and false simplicity (``schedbench catalogue``)
   logs/              stderr of worker processes (kept when not empty)
 ```
 
@@ -42,6 +43,7 @@ FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"
 TTFT_CSV = "ttft.csv"
 DEBUG_CSV = "debuggability.csv"
+CATALOGUE = "catalogue.json"
 LOGS = "logs"
 
 # what identifies a row of each file (the later row with the same key wins)

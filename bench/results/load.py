@@ -11,6 +11,9 @@
   ``Skipped`` (file, line number, reason): consumers print them and count them.
 - ``debuggability.csv`` (when the run was scored): typed the same way, per CSV line.
 - ``profile.jsonl`` (when the profiling probe ran: ``schedbench probe``): typed likewise.
+- ``catalogue.json`` (when ``schedbench catalogue`` ran): one JSON document, its cells and
+  programs typed one by one (a bad one is skipped and recorded like a bad line; a file that
+  is not a catalogue of a known schema version is skipped whole, with the reason).
 
 Then the later row of each key wins (``latest``): a run retried by ``--resume`` replaces
 its crashed row.
@@ -28,6 +31,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from bench.results.files import (
+    CATALOGUE,
     DEBUG_CSV,
     FOOTPRINT,
     META,
@@ -42,11 +46,15 @@ from bench.results.files import (
     TTFT_KEY,
 )
 from bench.results.rows import (
+    CatalogueCellRow,
+    CatalogueCustomisation,
+    CatalogueRecord,
     DebugRow,
     FootprintRow,
     Meta,
     ProfileRow,
     RunRow,
+    SimplicityRow,
     ThroughputRow,
     TtftRow,
 )
@@ -86,6 +94,8 @@ class Skipped:
     reason: str
 
     def __str__(self) -> str:
+        if not self.line:  # a JSON document's entry, not a line
+            return f"{self.file}: {self.reason}"
         return f"{self.file} line {self.line}: {self.reason}"
 
 
@@ -149,6 +159,52 @@ def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:
     except OSError as exc:
         raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
     return Rows(rows, skipped)
+
+
+def _typed(items: Any, model: type[R], where: str, skipped: list[Skipped]) -> tuple[R, ...]:
+    out = []
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        try:
+            out.append(model.model_validate_json(json.dumps(item)))  # JSON rules: arrays
+        except ValidationError as exc:
+            skipped.append(Skipped(CATALOGUE, 0, f"{where}[{i}]: {error_text(exc)}"))
+    return tuple(out)
+
+
+def _seconds(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
+    """catalogue.json typed (None when absent or unreadable as a catalogue; see the module
+    docstring), and what was skipped."""
+    skipped: list[Skipped] = []
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None, skipped
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, [Skipped(CATALOGUE, 0, f"not valid JSON ({exc}): file left out")]
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or schema_major(version) != 1 or isinstance(version, str):
+        reason = f"not a catalogue of schema version 1 (schema_version={version!r}): file left out"
+        return None, [Skipped(CATALOGUE, 0, reason)]
+    record = CatalogueRecord(
+        schema_version=version,
+        started_at=data.get("started_at") if isinstance(data.get("started_at"), str) else None,
+        duration_s=_seconds(data.get("duration_s")),
+        customisations=_typed(
+            data.get("customisations"), CatalogueCustomisation, "customisations", skipped
+        ),
+        cells=_typed(data.get("cells"), CatalogueCellRow, "cells", skipped),
+        simplicity=_typed(data.get("simplicity"), SimplicityRow, "simplicity", skipped),
+    )
+    return record, skipped
 
 
 def schema_major(version: int | str) -> int | None:
@@ -262,6 +318,8 @@ class RunFolder:
     notes: tuple[str, ...]  # what is absent (meta.json), for the caveats
     # the profiling probe's rows, the later row of each (engine, scenario); [] when not run
     profile: list[ProfileRow] = field(default_factory=list)
+    # the customisation catalogue and false simplicity (catalogue.json); None when not run
+    catalogue: CatalogueRecord | None = None
 
     @property
     def timed_runs(self) -> list[RunRow]:
@@ -316,7 +374,9 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
     debug = None
     if (directory / DEBUG_CSV).exists():
         debug = read_csv_rows(directory / DEBUG_CSV, DebugRow)
+    catalogue, catalogue_skipped = read_catalogue(directory / CATALOGUE)
     skipped = [s for part in (*parts.values(), *([debug] if debug else [])) for s in part.skipped]
+    skipped += catalogue_skipped
     return RunFolder(
         directory=directory,
         meta=meta,
@@ -328,4 +388,5 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
         skipped=tuple(skipped),
         notes=tuple(notes),
         profile=latest(parts[PROFILE].rows, PROFILE_KEY),
+        catalogue=catalogue,
     )

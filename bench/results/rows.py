@@ -217,6 +217,54 @@ class DebugRow(BaseModel):
         return None if value == "" else value
 
 
+class CatalogueCellRow(Row):
+    """One cell of catalogue.json: a customisation on an engine (``bench.catalogue``)."""
+
+    engine: str
+    customisation: str
+    works: bool
+    implemented: bool = True  # False: not possible with public API (the note says why)
+    statements: int | None = None  # beyond the engine's plain agent
+    total_statements: int | None = None
+    baseline_statements: int | None = None
+    nodes: int | None = None  # syntax-tree nodes beyond the plain agent
+    needs_internals: bool = False
+    internals: tuple[str, ...] = ()  # declared: private API, subclassing internals, ...
+    internals_found: tuple[str, ...] = ()  # read from the source when the catalogue ran
+    note: str = ""
+    failures: tuple[str, ...] = ()
+    duration_s: float | None = None
+
+
+class SimplicityRow(Row):
+    """One false-simplicity program of catalogue.json: an engine's simple or complex agent."""
+
+    engine: str
+    case: Literal["simple", "complex"]
+    statements: int = Field(ge=0)  # the whole program file, imports included
+    works: bool
+    target: str = ""
+    failures: tuple[str, ...] = ()
+
+
+class CatalogueCustomisation(Row):
+    key: str
+    title: str
+    effect: str = ""
+    scenario: str = ""
+
+
+class CatalogueRecord(Row):
+    """catalogue.json (``schedbench catalogue``): the cells and the programs."""
+
+    schema_version: int
+    started_at: str | None = None
+    duration_s: float | None = None
+    customisations: tuple[CatalogueCustomisation, ...] = ()
+    cells: tuple[CatalogueCellRow, ...] = ()
+    simplicity: tuple[SimplicityRow, ...] = ()
+
+
 class ThroughputProfileRecord(BaseModel):
     """One entry of ``config.throughput_profiles`` (``bench.runner.plan.ThroughputProfile``)."""
 
