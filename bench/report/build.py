@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bench.report import charts as charts_mod
 from bench.report import sections
+from bench.report.catalogue import catalogue_section
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
 from bench.report.facts import Facts, compute_facts
 from bench.report.model import RunData
@@ -76,6 +77,7 @@ def build_document(
         sections.footprint(data, facts, slots),
         sections.debuggability(data, slots),
         sections.faults(data, slots),
+        catalogue_section(data.catalogue),
         sections.per_scenario(data),
     ]
     if compare is not None:

@@ -128,9 +128,14 @@ def simplicity_table(record: CatalogueRecord) -> Table:
 
 def notes_table(record: CatalogueRecord) -> Table:
     titles = {c.key: c.title for c in record.customisations}
+    order = {k: i for i, k in enumerate(titles)}
+    engines = engines_of(record)
     rows = tuple(
         (titles.get(c.customisation, c.customisation), c.engine, c.note)
-        for c in sorted(record.cells, key=lambda c: (c.customisation, c.engine))
+        for c in sorted(
+            record.cells,
+            key=lambda c: (order.get(c.customisation, len(order)), engines.index(c.engine)),
+        )
     )
     return Table(("customisation", "engine", "how"), rows, caption="How each cell is done.")
 

@@ -20,6 +20,11 @@ on every bootstrap resample, so a rule can be evaluated resample by resample
 - **fault handling** (``fault_handled``): the share of fault scenarios whose usual outcome
   meets the scenario's base outcome (``analysis.fault_matrix``); exact, per kind too.
 - **footprint, code sizes, debug scores**: as measured (exact).
+- **the customisation catalogue** (``catalogue``, ``catalogue_statements``): per engine, of the
+  customisations tried, how many work, how many with public API only, how many need
+  internals, how many are not possible; the statements each working cell needs beyond the
+  engine's plain agent. **False simplicity** (``simplicity``): the statements of each
+  engine's simple and complex program that passed its test. All exact (counts).
 
 Engines are named by the registry; the representatives of each side (``Sides``) are the
 engines a verdict compares, like with like (``bench.engines.registry.counterpart``).
@@ -137,6 +142,13 @@ class Facts:
     debug_mode: dict[str, str] = field(default_factory=dict)
     debug_localised: dict[str, float] = field(default_factory=dict)
     debug_modes: pd.DataFrame | None = None
+    # the customisation catalogue: engine -> {cells, works, public, internals, impossible}
+    catalogue: dict[str, dict[str, int]] = field(default_factory=dict)
+    # engine -> customisation -> statements beyond the plain agent (working cells)
+    catalogue_statements: dict[str, dict[str, int]] = field(default_factory=dict)
+    # false simplicity: engine -> {"simple": n, "complex": m} (programs that passed their test)
+    simplicity: dict[str, dict[str, int]] = field(default_factory=dict)
+    simplicity_failing: tuple[str, ...] = ()  # "engine case" of programs that failed
     yardstick_ms: float | None = None  # the machine's speed (bench.metadata.yardstick_ms)
     yardstick_end_ms: float | None = None
     notes: tuple[str, ...] = ()
@@ -302,6 +314,37 @@ def _callback_shares(data: RunData) -> dict[str, Estimate]:
     return out
 
 
+def _catalogue_facts(
+    data: RunData,
+) -> tuple[
+    dict[str, dict[str, int]], dict[str, dict[str, int]], dict[str, dict[str, int]], tuple[str, ...]
+]:
+    record = data.catalogue
+    if record is None:
+        return {}, {}, {}, ()
+    summary: dict[str, dict[str, int]] = {}
+    statements: dict[str, dict[str, int]] = {}
+    for cell in record.cells:
+        s = summary.setdefault(
+            cell.engine, {"cells": 0, "works": 0, "public": 0, "internals": 0, "impossible": 0}
+        )
+        s["cells"] += 1
+        s["works"] += cell.works
+        s["public"] += cell.works and cell.implemented and not cell.needs_internals
+        s["internals"] += cell.needs_internals
+        s["impossible"] += not cell.implemented
+        if cell.works and cell.statements is not None:
+            statements.setdefault(cell.engine, {})[cell.customisation] = cell.statements
+    sizes: dict[str, dict[str, int]] = {}
+    failing = []
+    for program in record.simplicity:
+        if program.works:
+            sizes.setdefault(program.engine, {})[program.case] = program.statements
+        else:
+            failing.append(f"{program.engine} {program.case}")
+    return summary, statements, sizes, tuple(failing)
+
+
 def _machine(meta: Mapping[str, Any], key: str) -> float | None:
     machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
     return stats.number(machine.get(key))
@@ -316,6 +359,7 @@ def compute_facts(data: RunData) -> Facts:
     handled, by_kind, missed = _fault_facts(data)
     tokens = analysis.token_stats(data).set_index("engine")["overhead_per_request"].to_dict()
     dbg = analysis.debug_best(data).set_index("engine")
+    catalogue, catalogue_statements, simplicity, simplicity_failing = _catalogue_facts(data)
     notes = []
     if scenarios and len(scenarios) < len(data.happy_scenarios):
         left_out = sorted(set(data.happy_scenarios) - set(scenarios))
@@ -351,6 +395,10 @@ def compute_facts(data: RunData) -> Facts:
         debug_mode={str(k): str(v) for k, v in dbg["mode"].items()},
         debug_localised={str(k): float(v) for k, v in dbg["localised_best"].dropna().items()},
         debug_modes=analysis.debug_modes(data),
+        catalogue=catalogue,
+        catalogue_statements=catalogue_statements,
+        simplicity=simplicity,
+        simplicity_failing=simplicity_failing,
         yardstick_ms=_machine(data.meta or {}, "yardstick_ms"),
         yardstick_end_ms=_machine(data.meta or {}, "yardstick_end_ms"),
         notes=tuple(notes),

@@ -11,6 +11,7 @@ row typed, corrupt lines counted); this module turns it into the report's frames
 - ``throughput.jsonl``  → ``throughput`` (``bench.results.metrics.throughput_level``)
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
+- ``catalogue.json``    → ``catalogue`` (the customisation catalogue, ``schedbench catalogue``)
 - ``meta.json``'s ``code_size`` → ``code_size`` (counted when the run was made, by
   ``bench.codesize``: the report never reads the working tree)
 
@@ -225,6 +226,8 @@ def load_run_dir(run_dir: Path | str) -> RunData:
     throughput = _throughput(folder, notes)
     debug = _debuggability(folder, notes)
     ttft = _ttft(folder.timed_ttft)
+    if folder.catalogue is None:
+        notes.append("catalogue.json not found: customisation and false simplicity not measured.")
     code = pd.DataFrame(meta.get("code_size") or []) if meta.get("code_size") else None
     if code is None:
         notes.append("meta.json has no code sizes (a run made before they were recorded).")
@@ -238,6 +241,7 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         code_size=code,
         ttft=ttft,
         profile=tuple(folder.profile),
+        catalogue=folder.catalogue,
         run_dir=folder.directory,
         notes=tuple(notes),
     )

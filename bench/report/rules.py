@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from bench.engines.registry import REGISTRY
+from bench.engines.registry import REGISTRY, REPRESENTATIVE
 from bench.report.analysis import REFERENCE_LLM_LATENCY_MS, breakeven_latency, overhead_share
 from bench.report.facts import Facts, Side, exact, known
 from bench.report.model import RAW
@@ -41,8 +41,6 @@ class T:
     DEBUG_LOCALISED_MIN = 0.5  # one star off when no mode locates the failure this often
     # production-readiness stars: share of fault scenarios handled as production needs
     PROD_BANDS = ((0.9, 5), (0.7, 4), (0.5, 3), (0.25, 2))  # share >= x -> stars; else 1
-    # development speed (simple) stars: statements you own, as a multiple of the smaller side
-    LOC_BANDS = ((1.0, 5), (1.5, 4), (3.0, 3), (10.0, 2))  # ratio <= x -> stars; else 1
 
     # ledger
     OVERHEAD_RATIO_SUPPORTED = 2.0  # LangChain / self-built overhead per step, like for like
@@ -75,6 +73,15 @@ class T:
     DEBUG_LOCALISED_GAP_SUPPORTED = 0.5
     DEBUG_LOCALISED_GAP_REFUTED = 0.1
     MIN_STEP_MS = 0.01  # floor for denominators (ms)
+    # inflexible: share of the catalogue's customisations a LangChain engine does only with
+    # internals (private API, subclassing internals, monkeypatching), or not at all
+    INFLEXIBLE_SUPPORTED = 0.25  # refuted only at 0: every one with public API
+    # flexibility stars: share of the customisations done with public API only
+    FLEX_BANDS = ((1.0, 5), (0.85, 4), (0.7, 3), (0.5, 2))  # share >= x -> stars; else 1
+    FLEX_STATEMENTS_FACTOR = 1.5  # one star off when its cells need > 1.5x the other's code
+    # development speed stars (false simplicity): a program's statements as a multiple of
+    # the smaller side's
+    SIMPLICITY_BANDS = ((1.0, 5), (1.25, 4), (1.5, 3), (2.0, 2))  # ratio <= x -> stars; else 1
 
 
 def stars_text(n: int | None) -> str:
@@ -622,6 +629,109 @@ def _mode_bytes_per_fact(f: Facts, mode: str, family: str) -> tuple[str, float] 
     return str(row["engine"]), float(row["bytes_per_fact"])
 
 
+def catalogue_engines(family: str, facts: Mapping[str, object]) -> list[str]:
+    """The engines of ``family`` in a catalogue fact (``facts``), its representative first."""
+    mine = [e for e in facts if e in REGISTRY and REGISTRY[e].family == family]
+    lead = REPRESENTATIVE.get(family)
+    return sorted(mine, key=lambda e: (e != lead, list(REGISTRY).index(e)))
+
+
+def _shared_statements(f: Facts, engine: str, other: str) -> tuple[int, int, int]:
+    """(statements of ``engine``, of ``other``, customisations) over the cells both do."""
+    a, b = f.catalogue_statements.get(engine, {}), f.catalogue_statements.get(other, {})
+    both = sorted(set(a) & set(b))
+    return sum(a[k] for k in both), sum(b[k] for k in both), len(both)
+
+
+def claim_inflexible(f: Facts) -> Claim:
+    text = "Inflexible: deep customisation means patching framework source."
+    rule = (
+        "the customisation catalogue: each customisation written on the engine with its "
+        "public, documented API and proved by its effect against the mock; the share a "
+        "LangChain engine does only with private API, subclassing of internals or "
+        "monkeypatching (declared per cell, checked against its source), or not at all (not "
+        f"possible, or failing its check). supported: ≥ {fmt.pct(T.INFLEXIBLE_SUPPORTED, decimals=0)}; "
+        "refuted: none (every customisation with public API); otherwise partly. The statements "
+        "the cells need beyond the plain agent, LangChain ÷ self-built over the customisations "
+        "both do, are shown beside"
+    )
+    ours = next(iter(catalogue_engines("scheduler", f.catalogue)), None)
+    parts = []
+    for engine in catalogue_engines("langchain", f.catalogue):
+        s = f.catalogue[engine]
+        if not s["cells"]:
+            continue
+        share = exact((s["cells"] - s["public"]) / s["cells"])
+
+        def decide(v: Mapping[str, float]) -> Verdict:
+            x = v["share"]
+            return _three_way(x, x >= T.INFLEXIBLE_SUPPORTED, x <= 0.0)
+
+        failing = s["cells"] - s["works"] - s["impossible"]
+        measured = (
+            f"{s['public']}/{s['cells']} customisations with public API only "
+            f"({s['internals']} need internals, {s['impossible']} not possible, "
+            f"{failing} failing their check)"
+        )
+        if ours is not None:
+            mine, theirs, n = _shared_statements(f, engine, ours)
+            if n:
+                measured += (
+                    f"; {mine} statements beyond the plain agent for the {n} both do, "
+                    f"{ours} {theirs} ({fmt.ratio(mine / max(theirs, 1), digits=2)})"
+                )
+        parts.append(Part(engine, measured, judge({"share": share}, decide)))
+    return Claim(
+        "inflexible", text, rule, tuple(parts), "needs the catalogue (schedbench catalogue)"
+    )
+
+
+def claim_false_simplicity(f: Facts) -> Claim:
+    text = (
+        "False simplicity: little code for simple cases, more than hand-written for complex "
+        "ones (memory, several tools, a custom stop condition)."
+    )
+    rule = (
+        "statements of the whole program a user writes (imports included, formatting-"
+        "invariant), each passing its test against its scenario: the simplest agent (one tool) "
+        "and the article's complex one (conversation memory, three tools, a custom stop "
+        "condition), LangChain engine vs our scheduler. supported: LangChain needs fewer for "
+        "the simple agent and more for the complex one (the gap reverses); refuted: fewer in "
+        "both; otherwise partly"
+    )
+    both = {e: v for e, v in f.simplicity.items() if "simple" in v and "complex" in v}
+    ours = next(iter(catalogue_engines("scheduler", both)), None)
+    parts = []
+    for engine in catalogue_engines("langchain", both) if ours else ():
+        mine, theirs = both[engine], both[ours]  # type: ignore[index]
+        inputs = {
+            "lc_simple": exact(mine["simple"]),
+            "lc_complex": exact(mine["complex"]),
+            "sb_simple": exact(theirs["simple"]),
+            "sb_complex": exact(theirs["complex"]),
+        }
+
+        def decide(v: Mapping[str, float]) -> Verdict:
+            fewer_simple = v["lc_simple"] < v["sb_simple"]
+            if fewer_simple and v["lc_complex"] > v["sb_complex"]:
+                return "supported"
+            if fewer_simple and v["lc_complex"] < v["sb_complex"]:
+                return "refuted"
+            return "partly"
+
+        measured = (
+            f"simple agent {mine['simple']} statements vs {ours} {theirs['simple']}; complex "
+            f"agent {mine['complex']} vs {theirs['complex']} "
+            f"({fmt.signed(mine['simple'] - theirs['simple'], fmt.count)} → "
+            f"{fmt.signed(mine['complex'] - theirs['complex'], fmt.count)})"
+        )
+        parts.append(Part(engine, measured, judge(inputs, decide)))
+    why = "needs the false-simplicity programs (schedbench catalogue)"
+    if f.simplicity_failing:
+        why += "; failing their test: " + ", ".join(f.simplicity_failing)
+    return Claim("false_simplicity", text, rule, tuple(parts), why)
+
+
 CLAIM_RULES: tuple[Callable[[Facts], Claim], ...] = (
     claim_overhead,
     claim_callbacks,
@@ -631,15 +741,15 @@ CLAIM_RULES: tuple[Callable[[Facts], Claim], ...] = (
     claim_footprint,
     claim_qps,
     claim_debugging,
+    claim_inflexible,
+    claim_false_simplicity,
 )
 
 UNMEASURED_CLAIMS = (
     "Over-abstraction (one line hides ~100 lines of framework logic) — not yet measured.",
     "Unstable versions (breaking changes between releases) — not yet measured.",
     "Confusing documentation — not measured: no number here could refute it.",
-    "Inflexible (deep customisation needs patching the framework) — not yet measured.",
     "Weak prompt management — not measured: no number here could refute it.",
-    "False simplicity (complex agents need more code than hand-written) — not yet measured.",
 )
 
 
@@ -785,34 +895,75 @@ def rate_production(f: Facts) -> Rating:
     )
 
 
-def rate_dev_speed_simple(f: Facts) -> Rating:
-    rule = (
-        "PROXY — statements of code you own to run the production configuration: LangChain = "
-        "its configuration (built-in settings + custom code); self-built = that plus the "
-        "scheduler/ package you must write and maintain. The smaller side gets ★★★★★, the "
-        "larger by its multiple of the smaller: ≤1.5× ★★★★, ≤3× ★★★, ≤10× ★★, above ★"
+def _label(engine: str) -> str:
+    return REGISTRY[engine].family_label
+
+
+def rate_dev_speed(f: Facts, case: str) -> Rating:
+    """Development speed from the false-simplicity programs (``case``: simple or complex)."""
+    what = (
+        "the simplest agent (one tool)"
+        if case == "simple"
+        else ("the complex agent (memory, three tools, a custom stop condition)")
     )
-    dim = "development speed, simple cases"
-    owned: dict[str, float] = {}
-    for side in _sides(f):
-        config = sum(f.configuration_statements(side.production or "").values())
-        if side.family == "scheduler":
-            package = f.code.get(("scheduler", "code"))
-            if package is None:
-                continue
-            config += package["statements"]
-        elif not config:
-            continue
-        owned[side.label] = config
-    if len(owned) < 2:
-        return Rating(dim, ARTICLE_MATRIX[dim], (), "code sizes not measured", rule)
-    small = max(min(owned.values()), 1.0)
+    rule = (
+        f"statements of {what}, the whole program a user writes, passing its test: "
+        "LangChain's create_agent and our scheduler. The smaller side (or both, if equal) "
+        "★★★★★, the larger by its multiple of the smaller: ≤1.25× ★★★★, ≤1.5× ★★★, ≤2× ★★, "
+        "above ★; AgentExecutor shown beside"
+    )
+    dim = f"development speed, {case} cases"
+    sizes = {e: v[case] for e, v in f.simplicity.items() if case in v}
+    picked = [
+        engines[0]
+        for family in ("langchain", "scheduler")
+        if (engines := catalogue_engines(family, sizes))
+    ]
+    if len(picked) < 2:
+        return Rating(dim, ARTICLE_MATRIX[dim], (), "false-simplicity programs not run", rule)
+    small = max(min(sizes[e] for e in picked), 1)
+    basis = "; ".join(f"{e}: {n} statements" for e, n in sizes.items())
     return Rating(
         dim,
         ARTICLE_MATRIX[dim],
-        tuple((label, _band_le(v / small, T.LOC_BANDS)) for label, v in owned.items()),
-        "; ".join(f"{label}: {v:,.0f} statements" for label, v in owned.items()),
+        tuple((_label(e), _band_le(sizes[e] / small, T.SIMPLICITY_BANDS)) for e in picked),
+        basis,
         rule,
+    )
+
+
+def rate_flexibility(f: Facts) -> Rating:
+    rule = (
+        "the customisation catalogue: the share of the customisations the side does with "
+        "public API only, proved by their effect (100 % ★★★★★, ≥85 % ★★★★, ≥70 % ★★★, ≥50 % ★★, "
+        f"below ★); one star off when its cells need more than {T.FLEX_STATEMENTS_FACTOR:g}× "
+        "the other side's statements over the customisations both do. LangChain: create_agent "
+        "(AgentExecutor shown beside)"
+    )
+    picked = [
+        engines[0]
+        for family in ("langchain", "scheduler")
+        if (engines := catalogue_engines(family, f.catalogue))
+    ]
+    if len(picked) < 2:
+        return Rating("flexibility", ARTICLE_MATRIX["flexibility"], (), "catalogue not run", rule)
+    stars, basis = [], []
+    for engine in picked:
+        s = f.catalogue[engine]
+        n = _band_ge(s["public"] / max(s["cells"], 1), T.FLEX_BANDS)
+        (other,) = [e for e in picked if e != engine]
+        mine, theirs, both = _shared_statements(f, engine, other)
+        if both and mine > T.FLEX_STATEMENTS_FACTOR * max(theirs, 1):
+            n -= 1
+        stars.append((_label(engine), max(1, n)))
+        basis.append(f"{engine}: {s['public']}/{s['cells']} with public API, {mine} statements")
+    basis += [
+        f"{e}: {f.catalogue[e]['public']}/{f.catalogue[e]['cells']} with public API"
+        for e in f.catalogue
+        if e not in picked
+    ]
+    return Rating(
+        "flexibility", ARTICLE_MATRIX["flexibility"], tuple(stars), "; ".join(basis), rule
     )
 
 
@@ -822,19 +973,14 @@ def _not_measured(dimension: str, why: str) -> Rating:
 
 def decision_matrix(f: Facts) -> list[Rating]:
     return [
-        rate_dev_speed_simple(f),
-        _not_measured(
-            "development speed, complex cases",
-            "needs people building features over weeks; a benchmark cannot time that",
-        ),
+        rate_dev_speed(f, "simple"),
+        rate_dev_speed(f, "complex"),
         rate_debuggability(f),
         rate_performance(f),
         _not_measured(
             "maintainability", "needs change history over time (upgrades, bug rates); not measured"
         ),
-        _not_measured(
-            "flexibility", "would need a catalogue of customisations tried on each; not measured"
-        ),
+        rate_flexibility(f),
         _not_measured("learning curve", "needs people learning each; not measured"),
         rate_production(f),
     ]

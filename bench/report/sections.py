@@ -990,8 +990,10 @@ def caveats(data: RunData, skipped: Sequence[tuple[str, str]]) -> Section:
         "Timings come from one machine, possibly shared and noisy; engines run in their own "
         "worker processes and are interleaved in rounds so drift hits all alike, but absolute "
         "numbers will differ on other hardware. Ratios travel better than milliseconds.",
-        "Not measured: development speed on complex agents, maintainability, flexibility, "
-        "learning curve, documentation quality, version stability, real-network behaviour.",
+        "Not measured: maintainability, learning curve, documentation quality, version "
+        "stability, real-network behaviour. Development speed and flexibility are measured as "
+        "code (statements of programs and customisations that pass their tests), not as the "
+        "time people take.",
         "Fault handling is judged against each scenario's base expectation (what a production "
         "agent should do); the LangChain agents run with the settings LangChain's docs use.",
     ]
