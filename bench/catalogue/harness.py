@@ -34,6 +34,7 @@ async def observe(
     mock: MockLLM,
     users: tuple[str, ...],
     question: str,
+    deadline_s: float = REQUEST_DEADLINE_S,
 ) -> Observation:
     """Build the cell's agent and serve one request per user (see the module docstring)."""
     mock.reset()
@@ -44,7 +45,7 @@ async def observe(
         first = len(mock.requests)
         log, token = start_log()
         try:
-            await asyncio.wait_for(ask(user, question), REQUEST_DEADLINE_S)
+            await asyncio.wait_for(ask(user, question), deadline_s)
         except Exception as exc:
             run.raised = f"{type(exc).__name__}: {exc}"[:500]
         finally:
@@ -63,11 +64,12 @@ async def observe_cell(
     build: Callable[[Kit], Ask],
     mock: MockLLM,
     sink: TraceSink | None = None,
+    deadline_s: float = REQUEST_DEADLINE_S,
 ) -> Observation:
-    """One cell of ``engine`` on its customisation's scenario."""
+    """One cell of ``engine`` on its customisation's scenario (``deadline_s`` per request)."""
     scenario = mock.scenarios[customisation.scenario]  # type: ignore[index]
     kit = kit_for(engine, scenario, mock, sink)
-    return await observe(build, kit, mock, customisation.users, scenario.user)
+    return await observe(build, kit, mock, customisation.users, scenario.user, deadline_s)
 
 
 def catalogue_mock() -> MockLLM:

@@ -7,6 +7,7 @@ production configurations. Runs are spread over rounds like the runner's.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,7 +15,7 @@ import pandas as pd
 
 from bench.engines.registry import REGISTRY
 from bench.report.model import RunData
-from bench.results.rows import ProfileRow
+from bench.results.rows import CatalogueRecord, ProfileRow
 
 WANTED = (
     "raw",
@@ -138,6 +139,24 @@ class Params:
     callback_share: dict[str, float] = field(
         default_factory=lambda: {"raw": 0.0, "scheduler": 0.0, "lc-create-agent": 0.04}
     )
+    # the customisation catalogue: engine -> (cells needing internals, cells not possible,
+    # statements of each working cell); None: no catalogue.json
+    catalogue: dict[str, tuple[int, int, int]] | None = field(
+        default_factory=lambda: {
+            "scheduler": (0, 0, 6),
+            "lc-create-agent": (0, 0, 5),
+            "lc-agentexecutor": (1, 0, 6),
+        }
+    )
+    catalogue_cells: int = 9
+    # false simplicity: engine -> (statements of the simple program, of the complex one)
+    simplicity: dict[str, tuple[int, int]] = field(
+        default_factory=lambda: {
+            "scheduler": (9, 21),
+            "lc-create-agent": (7, 27),
+            "lc-agentexecutor": (12, 27),
+        }
+    )
     repeats: int = 12
     engines: tuple[str, ...] = ENGINES
     final_answer: str = "Order A123 can be returned within 30 days."
@@ -222,7 +241,45 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
         code_size=_code(p),
         ttft=_ttft(p, rng),
         profile=_profile(p),
+        catalogue=_catalogue(p, evil),
     )
+
+
+def _catalogue(p: Params, evil: str) -> CatalogueRecord | None:
+    """catalogue.json: the first cells of each engine need internals, the next are not
+    possible, the rest work with public API."""
+    if p.catalogue is None:
+        return None
+    keys = [f"custom_{i}" for i in range(p.catalogue_cells)]
+    cells = []
+    for engine, (internals, impossible, statements) in p.catalogue.items():
+        for i, key in enumerate(keys):
+            implemented = not internals <= i < internals + impossible
+            cells.append(
+                {
+                    "engine": engine,
+                    "customisation": key,
+                    "works": implemented,
+                    "implemented": implemented,
+                    "statements": statements if implemented else None,
+                    "needs_internals": i < internals,
+                    "internals": ["monkeypatching"] if i < internals else [],
+                    "note": "how it is done" + evil,
+                    "failures": [] if implemented else ["not possible" + evil],
+                }
+            )
+    programs = [
+        {"engine": e, "case": case, "statements": n, "works": True}
+        for e, sizes in p.simplicity.items()
+        for case, n in zip(("simple", "complex"), sizes, strict=True)
+    ]
+    record = {
+        "schema_version": 1,
+        "customisations": [{"key": k, "title": f"customisation {k}" + evil} for k in keys],
+        "cells": cells,
+        "simplicity": programs,
+    }
+    return CatalogueRecord.model_validate_json(json.dumps(record))
 
 
 def _footprint(p: Params) -> pd.DataFrame:

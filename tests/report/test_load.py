@@ -166,6 +166,7 @@ def test_reads_the_runners_files(run_dir: Path) -> None:
     assert set(data.ttft["latency_profile"]) == {"ttft"}
     assert data.notes == (
         "debuggability.csv not found: debuggability not measured in this run.",
+        "catalogue.json not found: customisation and false simplicity not measured.",
         "meta.json has no code sizes (a run made before they were recorded).",
     )
 

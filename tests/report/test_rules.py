@@ -107,6 +107,49 @@ CASES = [
         ),
         "partly",
     ),
+    # inflexible: the share of the catalogue a LangChain engine does only with internals
+    ("inflexible", BASE, "partly"),  # create_agent 0/9: refuted; AgentExecutor 1/9: partly
+    (
+        "inflexible",
+        replace(BASE, catalogue={**BASE.catalogue, "lc-agentexecutor": (0, 0, 6)}),
+        "refuted",
+    ),
+    (  # 1 of 4 needs internals: on the 25 % threshold, supported
+        "inflexible",
+        replace(
+            BASE,
+            catalogue_cells=4,
+            catalogue={"scheduler": (0, 0, 6), "lc-create-agent": (1, 0, 5)},
+        ),
+        "supported",
+    ),
+    (  # 2 of 9 (22 %): just under it
+        "inflexible",
+        replace(BASE, catalogue={"scheduler": (0, 0, 6), "lc-create-agent": (1, 1, 5)}),
+        "partly",
+    ),
+    (  # not possible counts as much as internals: 3 of 9
+        "inflexible",
+        replace(BASE, catalogue={"scheduler": (0, 0, 6), "lc-create-agent": (0, 3, 5)}),
+        "supported",
+    ),
+    # false simplicity: fewer statements for the simple agent, more for the complex one
+    ("false_simplicity", BASE, "partly"),  # create_agent: supported; AgentExecutor: partly
+    (
+        "false_simplicity",
+        replace(BASE, simplicity={"scheduler": (9, 21), "lc-create-agent": (8, 22)}),
+        "supported",
+    ),
+    (
+        "false_simplicity",
+        replace(BASE, simplicity={"scheduler": (9, 21), "lc-create-agent": (8, 20)}),
+        "refuted",
+    ),
+    (  # the same for the simple agent: not "little code" for it
+        "false_simplicity",
+        replace(BASE, simplicity={"scheduler": (9, 21), "lc-create-agent": (9, 27)}),
+        "partly",
+    ),
 ]
 
 
@@ -167,7 +210,12 @@ def test_nothing_measured_means_not_measured() -> None:
 
 
 def test_without_a_langchain_engine_nothing_is_said_about_langchain() -> None:
-    only_ours = replace(BASE, engines=("raw", "scheduler-plain", "scheduler"))
+    only_ours = replace(
+        BASE,
+        engines=("raw", "scheduler-plain", "scheduler"),
+        catalogue={"scheduler": BASE.catalogue["scheduler"]},
+        simplicity={"scheduler": BASE.simplicity["scheduler"]},
+    )
     for c in rules.claims_ledger(compute_facts(make(only_ours))):
         assert "None" not in c.measured and "lc-" not in c.measured
         if c.key == "footprint":  # the loop's size is ours to measure
@@ -207,3 +255,46 @@ def test_debuggability_stars_lose_one_for_noise_and_one_for_no_localisation() ->
     assert stars("debuggability", replace(BASE, debug=quiet)) == (2, 5)
     located = {**BASE.debug, "lc-create-agent": {"set-debug": (0.7, 3000, True)}}
     assert stars("debuggability", replace(BASE, debug=located)) == (3, 5)
+
+
+def test_flexibility_stars_from_the_catalogue() -> None:
+    # create_agent 9/9 with public API (5), 45 statements; ours 9/9, 54 statements (5)
+    assert stars("flexibility", BASE) == (5, 5)
+    # 2 of 9 need internals: 78 % public (3)
+    needs = {**BASE.catalogue, "lc-create-agent": (2, 0, 5)}
+    assert stars("flexibility", replace(BASE, catalogue=needs)) == (3, 5)
+    # as public as ours, but more than 1.5x our statements: one star off
+    verbose = {**BASE.catalogue, "lc-create-agent": (0, 0, 10)}
+    assert stars("flexibility", replace(BASE, catalogue=verbose)) == (4, 5)
+    # 4 of 9 not possible: 56 % (2)
+    impossible = {**BASE.catalogue, "lc-create-agent": (0, 4, 5)}
+    assert stars("flexibility", replace(BASE, catalogue=impossible)) == (2, 5)
+    assert stars("flexibility", replace(BASE, catalogue=None)) == (None, None)
+
+
+def test_development_speed_stars_from_the_false_simplicity_programs() -> None:
+    # simple: create_agent 7, ours 9 (1.29x: 3); complex: 27 vs 21 (1.29x: 3 for LangChain)
+    assert stars("development speed, simple cases", BASE) == (5, 3)
+    assert stars("development speed, complex cases", BASE) == (3, 5)
+    equal = {"scheduler": (9, 21), "lc-create-agent": (9, 21)}
+    assert stars("development speed, simple cases", replace(BASE, simplicity=equal)) == (5, 5)
+    double = {"scheduler": (9, 21), "lc-create-agent": (9, 43)}  # 2.05x: 1
+    assert stars("development speed, complex cases", replace(BASE, simplicity=double)) == (1, 5)
+    twice = {"scheduler": (9, 21), "lc-create-agent": (9, 42)}  # exactly 2x: 2
+    assert stars("development speed, complex cases", replace(BASE, simplicity=twice)) == (2, 5)
+    assert stars(
+        "development speed, simple cases", replace(BASE, catalogue=None, simplicity={})
+    ) == (
+        None,
+        None,
+    )
+
+
+def test_the_inflexibility_part_shows_the_statements_ratio() -> None:
+    (part, _) = claim("inflexible", BASE).parts
+    assert part.label == "lc-create-agent"
+    assert part.measured == (
+        "9/9 customisations with public API only (0 need internals, 0 not possible, 0 failing "
+        "their check); 45 statements beyond the plain agent for the 9 both do, scheduler 54 "
+        "(0.83×)"
+    )
