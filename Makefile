@@ -27,7 +27,8 @@ test: install lint
 	$(BIN)/python -m pytest
 
 # The default benchmark (~9-10 min on 2 cores): validate the scenarios, measure every engine on
-# every scenario in isolated workers, profile each engine (a separate probe, ~1 min), score the
+# every scenario in isolated workers, profile each engine (a separate probe, ~1 min), run the
+# customisation catalogue and the false-simplicity programs (~5 s), score the
 # debug modes, write the decision report.
 # An incomplete run (a crashed worker) still gets its report; make then exits non-zero.
 bench: install
@@ -37,6 +38,7 @@ bench: install
 	rm -rf $(OUT)
 	$(BIN)/schedbench run --out $(OUT); rc=$$?; \
 	  $(BIN)/schedbench probe --out $(OUT) || rc=1; \
+	  $(BIN)/schedbench catalogue --out $(OUT) || rc=1; \
 	  $(BIN)/schedbench debug-score --out $(OUT) --table '' && \
 	  $(BIN)/schedbench report $(OUT) && \
 	  echo "report: $(OUT)/report.html and $(OUT)/report.md" && exit $$rc
