@@ -13,7 +13,7 @@ $(BIN)/python:
 # Install the project with pinned versions (constraints.txt) so numbers are reproducible.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[langchain,report,test]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -70,6 +70,15 @@ class EngineSpec:
     # "built-in" (the framework's own features, configured) or "custom" (code its users
     # write); targets as bench.codesize reads them (file, directory or file.py::name)
     config_code: tuple[tuple[str, str], ...] = ()
+    # the LangChain version matrix: the line this engine pins ("0.1", ... "1"); None for
+    # every other engine. The report keeps these out of the family columns (versions.json)
+    version_line: str | None = None
+    # only these scenarios, and no TTFT or load phase (the version matrix keeps its cost
+    # small); empty: every scenario and every phase
+    scenarios: tuple[str, ...] = ()
+    # the statements of a version adapter's changes to today's baseline code, as
+    # bench.codesize targets (empty: the baseline runs unchanged)
+    adapter_code: tuple[str, ...] = ()
 
     @property
     def role_label(self) -> str:
@@ -215,6 +224,102 @@ SPECS: tuple[EngineSpec, ...] = (
         protocol="react",
     ),
 )
+
+
+def _peer(
+    name: str,
+    cls: str,
+    family: str,
+    label: str,
+    description: str,
+    stack: tuple[str, ...],
+    style: EngineStyle,
+    *,
+    streams: bool = False,
+    variant_style: EngineStyle,
+) -> tuple[EngineSpec, EngineSpec]:
+    """A peer framework's engine with its defaults, and its outcome-only variant with
+    retries normalised (``bench.engines.peers``): the same adapter module, one environment."""
+    module = f"bench.engines.{family.replace('-', '_')}_engine"
+    default = EngineSpec(
+        name,
+        f"{module}:{cls}Engine",
+        family,
+        label,
+        "framework",
+        "default",
+        streams,
+        description,
+        stack,
+        ("none",),
+        style,
+        environment=family,
+    )
+    retries = EngineSpec(
+        f"{name}-retries",
+        f"{module}:{cls}RetriesEngine",
+        family,
+        label,
+        "framework",
+        "default",
+        streams,
+        f"{name} with retries normalised: the client retries limits.max_retries times, "
+        "honouring Retry-After, no framework retry on top",
+        stack,
+        ("none",),
+        variant_style,
+        environment=family,
+        outcome_only=True,
+        variant_of=name,
+    )
+    return default, retries
+
+
+PEER_SPECS: tuple[EngineSpec, ...] = (
+    *_peer(
+        "openai-agents",
+        "OpenAIAgents",
+        "openai-agents",
+        "OpenAI Agents SDK",
+        "OpenAI Agents SDK: Agent + Runner.run on OpenAIChatCompletionsModel, tracing off",
+        ("agents",),
+        EngineStyle("#F0E442", "<", "\\\\.", (0, (1, 1))),
+        variant_style=EngineStyle("#F7F0A0", ">", "||", (0, (1, 2))),
+    ),
+    *_peer(
+        "pydantic-ai",
+        "PydanticAI",
+        "pydantic-ai",
+        "PydanticAI",
+        "PydanticAI: Agent on OpenAIChatModel + OpenAIProvider(base_url=...)",
+        ("pydantic_ai", "pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
+        EngineStyle("#882255", "*", "--.", (0, (4, 1, 1, 1))),
+        variant_style=EngineStyle("#C77CA0", "p", "-|", (0, (4, 2, 1, 2))),
+    ),
+    *_peer(
+        "llamaindex",
+        "LlamaIndex",
+        "llamaindex",
+        "LlamaIndex",
+        "LlamaIndex: FunctionAgent + OpenAILike (streams its LLM calls by default)",
+        ("llama_index.core.agent.workflow", "llama_index.llms.openai_like"),
+        EngineStyle("#44AA99", "H", "O", (0, (6, 2))),
+        streams=True,
+        variant_style=EngineStyle("#9FD8CE", "8", "O.", (0, (6, 3, 1, 3))),
+    ),
+    *_peer(
+        "agno",
+        "Agno",
+        "agno",
+        "Agno",
+        "Agno: Agent(model=OpenAILike(...), telemetry=False), arun",
+        ("agno.agent", "agno.models.openai.like"),
+        EngineStyle("#332288", "1", "*", (0, (2, 2))),
+        variant_style=EngineStyle("#8877CC", "2", "**", (0, (2, 4))),
+    ),
+)
+
+SPECS = SPECS + PEER_SPECS
 
 REGISTRY: dict[str, EngineSpec] = {spec.name: spec for spec in SPECS}
 ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order

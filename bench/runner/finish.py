@@ -182,6 +182,8 @@ def finish_run(
     meta["ended_at"] = now_iso()
     meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
     meta["complete"] = complete
+    # each engine environment's interpreter and packages (bench.envs), kept across resumes
+    meta["environments"] = {**meta.get("environments", {}), **outcome.environments}
     meta["outcome"] = {
         "timed_runs": outcome.timed_runs,
         "warmup_runs": outcome.warmup_runs,
@@ -210,6 +212,8 @@ def finish_run(
         f"{store.directory} "
         f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv)"
     )
+    for line in outcome.messages:
+        print(f"warning: {line}", flush=True)
     skipped = tables.folder.skipped_summary()
     if skipped:
         print(f"warning: {skipped}; left out of every table", flush=True)

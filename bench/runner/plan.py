@@ -239,6 +239,7 @@ def build_plan(
     done = done or {}
     plan = Plan(config)
     reduced = set(outcome_only(config.engines))
+    only = scenario_subsets(config.engines)
     per_round: dict[tuple[str, str], list[list[int]]] = {}
     for name in config.scenarios:
         for latency in config.latencies:
@@ -262,6 +263,8 @@ def build_plan(
                 for engine in rotate(config.engines, r + s):
                     finished = done.get((engine, name, latency, r), set())
                     todo = tuple(i for i in indices if i not in finished)
+                    if engine in only and name not in only[engine]:
+                        continue
                     if engine in reduced:
                         if not scenarios[name].is_fault:
                             continue
@@ -283,9 +286,27 @@ def outcome_only(engines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def measured(engines: tuple[str, ...]) -> tuple[str, ...]:
-    """The engines every phase measures (all but the outcome-only ones)."""
+    """The engines the import probes measure (all but the outcome-only ones)."""
     reduced = set(outcome_only(engines))
     return tuple(e for e in engines if e not in reduced)
+
+
+def scenario_subsets(engines: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Engines the registry limits to a few scenarios (the LangChain version matrix)."""
+    from bench.engines.registry import REGISTRY
+
+    return {
+        e: frozenset(REGISTRY[e].scenarios)
+        for e in engines
+        if e in REGISTRY and REGISTRY[e].scenarios
+    }
+
+
+def every_phase(engines: tuple[str, ...]) -> tuple[str, ...]:
+    """The engines the TTFT and load phases measure: neither outcome-only nor limited to a
+    few scenarios."""
+    limited = scenario_subsets(engines)
+    return tuple(e for e in measured(engines) if e not in limited)
 
 
 def ttft_scenario(config: RunConfig, available: Mapping[str, Scenario]) -> str | None:
@@ -317,7 +338,7 @@ def build_ttft_plan(
     done = done or {}
     est = ttft_run_s(scenarios[name], config.ttft_latency)
     batches = []
-    for engine in measured(config.engines):
+    for engine in every_phase(config.engines):
         todo = tuple(i for i in range(config.ttft_repeat) if i not in done.get(engine, set()))
         if todo:
             last_round = config.rounds - 1
@@ -355,11 +376,13 @@ __all__ = [
     "build_ttft_plan",
     "ceil_div",
     "estimate_run_s",
+    "every_phase",
     "measured",
     "outcome_only",
     "pick_reference",
     "repeats_for",
     "rotate",
+    "scenario_subsets",
     "ttft_run_s",
     "ttft_scenario",
     "warmup_for",
