@@ -11,7 +11,9 @@ JSON Schema): ``params_json_schema`` is the scenario's schema, unchanged, with
 scenario's tool timeout (a timed-out call is told to the model: the SDK's default
 ``error_as_result``), and ``on_invoke_tool`` parses the arguments and awaits the tool.
 Exceptions the tool raises propagate, as the SDK documents for custom tools ("raise an
-Exception (which will cause the run to fail)"); malformed argument JSON likewise.
+Exception (which will cause the run to fail)"): the SDK ends the run with ``UserError``
+(``tool_error``; malformed argument JSON: ``invalid_tool_call``). A call to a tool the agent
+does not have ends it with ``ModelBehaviorError`` (``unknown_tool``).
 
 Limits: ``max_turns=max_steps`` (``MaxTurnsExceeded`` → ``aborted`` / ``max_steps``), the
 LLM timeout on the client (``AsyncOpenAI(timeout=...)``, per attempt); retries are the
@@ -31,8 +33,10 @@ from agents import (
     Agent,
     FunctionTool,
     MaxTurnsExceeded,
+    ModelBehaviorError,
     OpenAIChatCompletionsModel,
     Runner,
+    UserError,
     set_tracing_disabled,
 )
 
@@ -98,8 +102,13 @@ class OpenAIAgentsEngine(PeerEngine):
         return outcome
 
     def classify(self, exc: BaseException, p: PeerPrepared) -> Outcome:
+        text = f"{type(exc).__name__}: {exc}"[:2000]
         if isinstance(exc, MaxTurnsExceeded):
-            return Outcome("aborted", None, "max_steps", error=f"{type(exc).__name__}: {exc}")
+            return Outcome("aborted", None, "max_steps", error=text)
+        if isinstance(exc, UserError) and isinstance(exc.__cause__, json.JSONDecodeError):
+            return Outcome("failed", None, "invalid_tool_call", error=text)
+        if isinstance(exc, ModelBehaviorError) and "not found" in str(exc):
+            return Outcome("failed", None, "unknown_tool", error=text)
         return super().classify(exc, p)
 
 

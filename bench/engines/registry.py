@@ -319,7 +319,64 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
     ),
 )
 
-SPECS = SPECS + PEER_SPECS
+# the LangChain version matrix: today's AgentExecutor baseline on the last release of each
+# line, each in its own environment, on a few happy-path scenarios (bench.engines.lc_versions)
+VERSION_SCENARIOS = ("customer_returns", "single_tool", "sequential_chain", "parallel_tool_calls")
+_OLD_EXECUTOR_STACK = ("langchain.agents", "langchain_openai")
+_ADAPTERS = "bench/engines/lc_versions.py::"
+_IMPORTS_MOVED = _ADAPTERS + "agent_executor_from_langchain_agents"
+_PYDANTIC_V1_TOOLS = _ADAPTERS + "args_schema_as_pydantic_v1_model"
+_NO_STREAM_USAGE = _ADAPTERS + "chat_model_without_stream_usage"
+
+
+def _version(
+    line: str, cls: str, stack: tuple[str, ...], adapters: tuple[str, ...], style: EngineStyle
+) -> EngineSpec:
+    return EngineSpec(
+        f"lc-agentexecutor@{line}",
+        f"bench.engines.lc_versions:AgentExecutor{cls}Engine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "default",
+        True,
+        f"today's AgentExecutor baseline (lc-agentexecutor) on the last LangChain {line} release",
+        stack,
+        ("none",),
+        style,
+        environment=f"langchain-{line}",
+        version_line=line,
+        scenarios=VERSION_SCENARIOS,
+        adapter_code=adapters,
+    )
+
+
+VERSION_SPECS: tuple[EngineSpec, ...] = (
+    _version(
+        "0.1",
+        "01",
+        _OLD_EXECUTOR_STACK,
+        (_IMPORTS_MOVED, _PYDANTIC_V1_TOOLS, _NO_STREAM_USAGE),
+        EngineStyle("#7F2704", "3", "x.", (0, (8, 2))),
+    ),
+    _version(
+        "0.2",
+        "02",
+        _OLD_EXECUTOR_STACK,
+        (_IMPORTS_MOVED, _PYDANTIC_V1_TOOLS),
+        EngineStyle("#A63603", "4", "x-", (0, (8, 2, 2, 2))),
+    ),
+    _version(
+        "0.3",
+        "03",
+        _OLD_EXECUTOR_STACK,
+        (_IMPORTS_MOVED,),
+        EngineStyle("#D94801", "+", "x|", (0, (8, 4))),
+    ),
+    _version("1", "1", _EXECUTOR_STACK, (), EngineStyle("#F16913", "x", "x/", (0, (8, 4, 2, 4)))),
+)
+
+SPECS = SPECS + PEER_SPECS + VERSION_SPECS
 
 REGISTRY: dict[str, EngineSpec] = {spec.name: spec for spec in SPECS}
 ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 MAIN = "main"
-RECIPE = 1  # bump when the way an environment is built changes: every one is rebuilt
+RECIPE = 2  # bump when the way an environment is built changes: every one is rebuilt
 ENV_VAR = "SCHEDBENCH_ENVS_DIR"
 SPEC_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = SPEC_DIR.parent.parent
@@ -197,7 +197,8 @@ def _install_commands(spec: EnvironmentSpec, target: Path) -> tuple[str, list[li
         version = subprocess.run([uv, "--version"], capture_output=True, text=True).stdout
         return version.strip() or "uv", [
             [uv, "venv", "--quiet", "--python", base_python(), str(target)],
-            [uv, "pip", "install", "--quiet", "--python", python, *packages],
+            # compiled on install, as pip does: a first import must not pay for it
+            [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *packages],
         ]
     return "venv + pip", [
         [base_python(), "-m", "venv", str(target)],

@@ -28,6 +28,8 @@ _STEP_S = 0.005
 _REALISTIC_STEP_S = 0.9
 # what an OpenAI-style client waits before retrying a 5xx/429 without a retry-after
 _DEFAULT_BACKOFF_S = 0.5
+# the run deadline when a scenario sets none (bench.engines.common.DEFAULT_RUN_TIMEOUT_S)
+_DEFAULT_RUN_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,16 @@ def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
     return total
 
 
+def runs_into_deadline_s(scenario: Scenario, engine: str) -> float | None:
+    """The run deadline, when ``engine``'s expectations say its runs of ``scenario`` end by
+    it (``termination: timeout``): such a run lasts the whole deadline, whatever the scenario
+    scripts, so the plan budgets it at that (a loop no guard stops, a hung tool)."""
+    termination = scenario.expect.for_engine(engine).get("termination")
+    if termination != "timeout" and termination != ["timeout"]:
+        return None
+    return scenario.limits.run_timeout_s or _DEFAULT_RUN_TIMEOUT_S
+
+
 def repeats_for(est_run_s: float, config: RunConfig) -> int:
     """Timed runs for a cell: ``--repeat`` if given, else budgeted by the expected run time."""
     if config.repeat is not None:
@@ -261,18 +273,24 @@ def build_plan(
                     continue
                 est = estimate_run_s(scenarios[name], latency)
                 for engine in rotate(config.engines, r + s):
-                    finished = done.get((engine, name, latency, r), set())
-                    todo = tuple(i for i in indices if i not in finished)
                     if engine in only and name not in only[engine]:
                         continue
+                    finished = done.get((engine, name, latency, r), set())
+                    todo = tuple(i for i in indices if i not in finished)
+                    deadline = runs_into_deadline_s(scenarios[name], engine)
+                    if deadline is not None and config.repeat is None:
+                        # expected to end by the run deadline: each run takes all of it, so
+                        # the budget allows it fewer runs than the cell's other engines
+                        todo = tuple(i for i in todo if i < repeats_for(deadline, config))
                     if engine in reduced:
                         if not scenarios[name].is_fault:
                             continue
                         todo = tuple(i for i in todo if i < config.outcome_repeat)
                     if not todo:
                         continue
+                    run_s = est if deadline is None else max(est, deadline)
                     plan.batches.append(
-                        Batch(r, engine, name, latency, warmup_for(est, config), todo, est)
+                        Batch(r, engine, name, latency, warmup_for(run_s, config), todo, run_s)
                     )
     return plan
 
