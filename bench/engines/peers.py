@@ -46,11 +46,16 @@ def history_messages(scenario: Any) -> list[dict[str, str]]:
 
 
 def classify_llm_error(exc: BaseException) -> Outcome | None:
-    """An openai SDK error that ended the run (after the client's retries), if it is one."""
+    """An openai SDK error that ended the run (after the client's retries), if it is one —
+    raised as is, or wrapped by the framework (its ``__cause__`` chain)."""
     import openai
 
-    if isinstance(exc, openai.APIError):
-        return Outcome("failed", None, "llm_error", error=f"{type(exc).__name__}: {exc}"[:2000])
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, openai.APIError):
+            text = f"{type(exc).__name__}: {exc}"[:2000]
+            return Outcome("failed", None, "llm_error", error=text)
+        cause = cause.__cause__
     return None
 
 

@@ -89,6 +89,9 @@ class EngineSpec:
 
 
 _LC_EXECUTOR_MODES = ("verbose", "set-debug", "run-tree")
+# the debug capture runs engines in the harness's own interpreter: engines of other
+# environments have no mode it can capture (their debuggability is not scored yet)
+_NOT_CAPTURED: tuple[str, ...] = ()
 _LC_GRAPH_MODES = ("set-debug", "graph-debug", "stream-debug", "run-tree")
 _SCHEDULER_MODES = ("tree", "json")
 _SCHEDULER_STACK = ("scheduler", "httpx")
@@ -251,7 +254,7 @@ def _peer(
         streams,
         description,
         stack,
-        ("none",),
+        _NOT_CAPTURED,
         style,
         environment=family,
     )
@@ -266,7 +269,7 @@ def _peer(
         f"{name} with retries normalised: the client retries limits.max_retries times, "
         "honouring Retry-After, no framework retry on top",
         stack,
-        ("none",),
+        _NOT_CAPTURED,
         variant_style,
         environment=family,
         outcome_only=True,
@@ -317,6 +320,17 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#332288", "1", "*", (0, (2, 2))),
         variant_style=EngineStyle("#8877CC", "2", "**", (0, (2, 4))),
     ),
+    *_peer(
+        "strands",
+        "Strands",
+        "strands",
+        "Strands Agents",
+        "Strands Agents: Agent + OpenAIModel (streams), callback printing off",
+        ("strands", "strands.models.openai"),
+        EngineStyle("#DDCC77", "_", "..|", (0, (3, 3))),
+        streams=True,
+        variant_style=EngineStyle("#EEE3B0", "|", "..-", (0, (3, 5))),
+    ),
 )
 
 # the LangChain version matrix: today's AgentExecutor baseline on the last release of each
@@ -342,7 +356,7 @@ def _version(
         True,
         f"today's AgentExecutor baseline (lc-agentexecutor) on the last LangChain {line} release",
         stack,
-        ("none",),
+        _NOT_CAPTURED,
         style,
         environment=f"langchain-{line}",
         version_line=line,
