@@ -11,8 +11,16 @@ Roles, and why ratios are only taken inside them:
 ==================  ================================================================
 ``floor``           the least any agent must do (a bare HTTP loop): the physical limit
 ``self-built``      our scheduler
-``framework``       an agent framework (LangChain, later the peers)
+``framework``       an agent framework (LangChain, and the peers: the OpenAI Agents SDK,
+                    PydanticAI, LlamaIndex, Agno, Strands)
 ==================  ================================================================
+
+``environment`` names the virtualenv the engine's workers run in (``bench.envs``; ``main``
+is the harness's own interpreter): each peer family and each LangChain line of the version
+matrix has its own. Each peer also has an outcome-only ``<peer>-retries`` variant with the
+retry policy normalised (``bench.engines.peers``). The version matrix's engines
+(``version_line``) run a few happy-path ``scenarios`` and carry the size of their changes to
+today's baseline (``adapter_code``).
 
 ``configuration`` says which question an engine answers: ``default`` — what you get out of
 the box (the docs' example; for our side the loop with its production guards off) — or
@@ -399,6 +407,8 @@ ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order
 REPRESENTATIVE: dict[str, str] = {
     "langchain": "lc-create-agent",
     "scheduler": "scheduler",
+    # each peer family: its engine with the framework's defaults (not the -retries variant)
+    **{s.family: s.name for s in PEER_SPECS if not s.outcome_only},
 }
 
 
