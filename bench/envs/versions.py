@@ -7,9 +7,10 @@ mock) twice, each in its own fresh interpreter, so that neither sees the other's
 1. ``--unchanged``: today's AgentExecutor baseline exactly as it is
    (``bench.engines.lc_versions.UnchangedExecutor``: no change but the harness's recording
    client);
-2. the registry's engine: the baseline with the line's changes applied, recording every
-   warning raised from the first import of LangChain to the end of the run
-   (``simplefilter("always")``), grouped by category, message and place.
+2. the registry's engine: the baseline with the line's changes applied.
+
+Each records every warning raised from the first import of LangChain to the end of its run
+(``simplefilter("always")``), grouped by category, message and place.
 
 A run "works" when it ends as the scenario expects (``scenarios.expect``). It prints one
 JSON line: ``bench.results.versions.VersionProbe``.
@@ -123,6 +124,7 @@ def probe(engine_name: str, python: str = sys.executable) -> dict[str, Any]:
         "adapted_error": results[False]["error"],
         "packages": installed_packages(python),
         "warnings": results[False]["warnings"],
+        "unchanged_warnings": results[True]["warnings"],
     }
 
 

@@ -48,7 +48,8 @@ class VersionProbe(BaseModel):
     adapted: bool  # the registry's engine (with its line's changes) did
     adapted_error: str | None = None
     packages: dict[str, str | None] = Field(default_factory=dict)
-    warnings: list[WarningSeen] = Field(default_factory=list)
+    warnings: list[WarningSeen] = Field(default_factory=list)  # of the adapted run
+    unchanged_warnings: list[WarningSeen] = Field(default_factory=list)
 
 
 class VersionRow(BaseModel):
@@ -66,8 +67,9 @@ class VersionRow(BaseModel):
     adapted_error: str | None = None
     statements_changed: int  # the adapter's statements (0: runs unchanged)
     adapter_parts: list[str] = Field(default_factory=list)
-    deprecation_warnings: int | None = None  # distinct ones
-    warnings: list[WarningSeen] = Field(default_factory=list)
+    deprecation_warnings: int | None = None  # distinct ones, of the adapted run
+    warnings: list[WarningSeen] = Field(default_factory=list)  # every one of the adapted run
+    unchanged_warnings: list[WarningSeen] = Field(default_factory=list)  # before it failed
     overhead_per_step_ms: float | None = None  # median over its scenarios
     overhead_per_step_ms_by_scenario: dict[str, float] = Field(default_factory=dict)
     import_ms: float | None = None  # the stack probe (a pristine interpreter), median
@@ -126,6 +128,7 @@ def version_rows(
                     adapted_error=probe.adapted_error,
                     deprecation_warnings=sum(1 for w in warnings if w.deprecation),
                     warnings=warnings,
+                    unchanged_warnings=list(probe.unchanged_warnings),
                     **common,
                 )
             )
