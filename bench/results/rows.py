@@ -112,6 +112,7 @@ class FootprintRow(Row):
     probe_of: str | None = None
     stack: tuple[str, ...] = ()
     warmup: str = ""  # what the probe ran after the imports (the registry's probe_warmup)
+    environment: str = "main"  # the engine environment whose interpreter ran the probe
     import_ms: float | None = None
     modules: int | None = None
     modules_total: int | None = None
@@ -285,3 +286,5 @@ class Meta(BaseModel):
     duration_s: float = None  # absent until the first end of the run; null is invalid
     complete: bool | None = None
     outcome: dict[str, Any] | None = None
+    # engine environment → its interpreter, how it was built and its packages (bench.envs)
+    environments: dict[str, dict[str, Any]] = Field(default_factory=dict)

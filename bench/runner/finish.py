@@ -184,6 +184,8 @@ def finish_run(
     meta.setdefault("machine", {})["yardstick_end_ms"] = yardstick_ms()
     meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
     meta["complete"] = complete
+    # each engine environment's interpreter and packages (bench.envs), kept across resumes
+    meta["environments"] = {**meta.get("environments", {}), **outcome.environments}
     meta["outcome"] = {
         "timed_runs": outcome.timed_runs,
         "warmup_runs": outcome.warmup_runs,
@@ -213,6 +215,8 @@ def finish_run(
         f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv)",
         markup=False,  # the directory is the user's text: "[/x]" in it is no markup
     )
+    for line in outcome.messages:
+        print(f"warning: {line}", flush=True)
     skipped = tables.folder.skipped_summary()
     if skipped:
         print(f"warning: {skipped}; left out of every table", flush=True)

@@ -28,6 +28,8 @@ _STEP_S = 0.005
 _REALISTIC_STEP_S = 0.9
 # what an OpenAI-style client waits before retrying a 5xx/429 without a retry-after
 _DEFAULT_BACKOFF_S = 0.5
+# the run deadline when a scenario sets none (bench.engines.common.DEFAULT_RUN_TIMEOUT_S)
+_DEFAULT_RUN_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,16 @@ def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
     return total
 
 
+def runs_into_deadline_s(scenario: Scenario, engine: str) -> float | None:
+    """The run deadline, when ``engine``'s expectations say its runs of ``scenario`` end by
+    it (``termination: timeout``): such a run lasts the whole deadline, whatever the scenario
+    scripts, so the plan budgets it at that (a loop no guard stops, a hung tool)."""
+    termination = scenario.expect.for_engine(engine).get("termination")
+    if termination != "timeout" and termination != ["timeout"]:
+        return None
+    return scenario.limits.run_timeout_s or _DEFAULT_RUN_TIMEOUT_S
+
+
 def repeats_for(est_run_s: float, config: RunConfig) -> int:
     """Timed runs for a cell: ``--repeat`` if given, else budgeted by the expected run time."""
     if config.repeat is not None:
@@ -244,6 +256,7 @@ def build_plan(
     done = done or {}
     plan = Plan(config)
     reduced = set(outcome_only(config.engines))
+    only = scenario_subsets(config.engines)
     per_round: dict[tuple[str, str], list[list[int]]] = {}
     for name in config.scenarios:
         for latency in config.latencies:
@@ -265,16 +278,24 @@ def build_plan(
                     continue
                 est = estimate_run_s(scenarios[name], latency)
                 for engine in rotate(config.engines, r + s):
+                    if engine in only and name not in only[engine]:
+                        continue
                     finished = done.get((engine, name, latency, r), set())
                     todo = tuple(i for i in indices if i not in finished)
+                    deadline = runs_into_deadline_s(scenarios[name], engine)
+                    if deadline is not None and config.repeat is None:
+                        # expected to end by the run deadline: each run takes all of it, so
+                        # the budget allows it fewer runs than the cell's other engines
+                        todo = tuple(i for i in todo if i < repeats_for(deadline, config))
                     if engine in reduced:
                         if not scenarios[name].is_fault:
                             continue
                         todo = tuple(i for i in todo if i < config.outcome_repeat)
                     if not todo:
                         continue
+                    run_s = est if deadline is None else max(est, deadline)
                     plan.batches.append(
-                        Batch(r, engine, name, latency, warmup_for(est, config), todo, est)
+                        Batch(r, engine, name, latency, warmup_for(run_s, config), todo, run_s)
                     )
     return plan
 
@@ -288,9 +309,27 @@ def outcome_only(engines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def measured(engines: tuple[str, ...]) -> tuple[str, ...]:
-    """The engines every phase measures (all but the outcome-only ones)."""
+    """The engines the import probes measure (all but the outcome-only ones)."""
     reduced = set(outcome_only(engines))
     return tuple(e for e in engines if e not in reduced)
+
+
+def scenario_subsets(engines: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Engines the registry limits to a few scenarios (the LangChain version matrix)."""
+    from bench.engines.registry import REGISTRY
+
+    return {
+        e: frozenset(REGISTRY[e].scenarios)
+        for e in engines
+        if e in REGISTRY and REGISTRY[e].scenarios
+    }
+
+
+def every_phase(engines: tuple[str, ...]) -> tuple[str, ...]:
+    """The engines the TTFT and load phases measure: neither outcome-only nor limited to a
+    few scenarios."""
+    limited = scenario_subsets(engines)
+    return tuple(e for e in measured(engines) if e not in limited)
 
 
 def ttft_scenario(config: RunConfig, available: Mapping[str, Scenario]) -> str | None:
@@ -322,7 +361,7 @@ def build_ttft_plan(
     done = done or {}
     est = ttft_run_s(scenarios[name], config.ttft_latency)
     batches = []
-    for engine in measured(config.engines):
+    for engine in every_phase(config.engines):
         todo = tuple(i for i in range(config.ttft_repeat) if i not in done.get(engine, set()))
         if todo:
             last_round = config.rounds - 1
@@ -360,11 +399,13 @@ __all__ = [
     "build_ttft_plan",
     "ceil_div",
     "estimate_run_s",
+    "every_phase",
     "measured",
     "outcome_only",
     "pick_reference",
     "repeats_for",
     "rotate",
+    "scenario_subsets",
     "ttft_run_s",
     "ttft_scenario",
     "warmup_for",
