@@ -11,6 +11,7 @@ row typed, corrupt lines counted); this module turns it into the report's frames
 - ``throughput.jsonl``  → ``throughput`` (``bench.results.metrics.throughput_level``)
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
+- ``load.jsonl``        → ``load_levels``, ``mock_ceilings`` (``bench.results.metrics``)
 - the repository        → ``code_size`` (counted now, by ``bench.report.codesize``)
 
 A corrupt meta.json is an error (``bench.results.load.BadMeta``, one line); anything missing
@@ -218,6 +219,8 @@ def load_run_dir(run_dir: Path | str, *, repo_root: Path | None = REPO_ROOT) -> 
         debuggability=debug,
         code_size=code,
         ttft=ttft,
+        load_levels=tuple(metrics.load_levels(folder.load, seed=folder.seed)),
+        mock_ceilings=tuple(metrics.mock_ceilings(folder.load)),
         run_dir=folder.directory,
         notes=tuple(notes),
     )

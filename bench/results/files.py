@@ -7,10 +7,12 @@ reports/<run-id>/
   footprint.jsonl    one line per import probe and per worker process
   throughput.jsonl   one line per engine × latency profile × concurrency level
   ttft.jsonl         one line per run of the TTFT phase (warm-up and timed)
+  load.jsonl         one line per engine × processes × offered rate of the load phase
   summary.csv        engine × scenario × latency statistics (rebuilt from runs.jsonl)
   footprint.csv      per engine
   throughput.csv     per engine × latency profile × concurrency level
   ttft.csv           per engine: time to first token through its user-facing stream
+  load.csv           per engine × processes × offered rate: latency, throughput, CPU
   debuggability.csv  engine × debug mode × scenario (``schedbench debug-score``)
   logs/              stderr of worker processes (kept when not empty)
 ```
@@ -35,10 +37,12 @@ RUNS = "runs.jsonl"
 FOOTPRINT = "footprint.jsonl"
 THROUGHPUT = "throughput.jsonl"
 TTFT = "ttft.jsonl"
+LOAD = "load.jsonl"
 SUMMARY = "summary.csv"
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"
 TTFT_CSV = "ttft.csv"
+LOAD_CSV = "load.csv"
 DEBUG_CSV = "debuggability.csv"
 LOGS = "logs"
 
@@ -46,6 +50,7 @@ LOGS = "logs"
 RUN_KEY = ("engine", "scenario", "latency", "transport", "round", "repeat", "phase")
 THROUGHPUT_KEY = ("engine", "scenario", "latency", "transport", "concurrency")
 TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
+LOAD_KEY = ("kind", "engine", "scenario", "latency", "transport", "processes", "rate", "stream")
 
 
 def clean(value: Any) -> Any:

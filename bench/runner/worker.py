@@ -12,6 +12,8 @@ Protocol — newline-delimited JSON. Commands arrive on stdin::
      "stream_tokens": false}       true: the TTFT phase (RunContext.stream_tokens)
     {"op": "throughput", "scenario": S, "latency": L, "concurrency": C,
      "window_s": T, "min_runs": N, "warmup_runs": K}
+    {"op": "load_prepare", "scenario": S, "latency": L, "warmup": K}
+    {"op": "load", "scenario": S, "latency": L, "start_at": UNIX_TIME, "schedule": {...}}
     {"op": "exit"}
 
 Messages leave on the *original* stdout (fd 1 is then pointed at stderr, so whatever an
@@ -21,6 +23,8 @@ engine prints cannot corrupt the stream)::
     {"type": "run", "phase": "warmup"|"timed", "index": i, "row": {...}}   one per run
     {"type": "batch_done"}
     {"type": "throughput", "row": {...}}
+    {"type": "load_ready"}
+    {"type": "load", "row": {...}}          one process's share of a level (bench.runner.openloop)
     {"type": "fatal", "error": "..."}                                      then exit 1
 
 GC: left enabled during runs (allocation-heavy frameworks pay for their collections, as
@@ -56,6 +60,7 @@ from bench.engines.base import RunContext, RunRecord  # noqa: E402
 from bench.mockllm import LatencyProfile, MockLLM  # noqa: E402
 from bench.mockllm.tokens import request_tokens  # noqa: E402
 from bench.mockllm.transport import BASE_URL  # noqa: E402
+from bench.runner.loadworker import LoadSession  # noqa: E402
 from bench.runner.registry import create_engine  # noqa: E402
 from bench.ttft import scripted_floor_ms  # noqa: E402
 from scenarios import Scenario, load_scenarios  # noqa: E402
@@ -227,6 +232,7 @@ class Worker:
         self.base_urls = base_urls
         self.out = out
         self._mocks: dict[str, MockLLM] = {}
+        self.load = LoadSession(engine_name, engine, scenarios, self.context)
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -467,6 +473,16 @@ def main(argv: list[str] | None = None) -> int:
                 worker.send({"type": "batch_done"})
             elif op == "throughput":
                 loop.run_until_complete(worker.throughput(command))
+            elif op == "load_prepare":
+                warmup = int(command.get("warmup", 3))
+                loop.run_until_complete(
+                    worker.load.prepare(command["scenario"], command["latency"], warmup)
+                )
+                worker.send({"type": "load_ready"})
+            elif op == "load":
+                worker.send(
+                    {"type": "load", "row": loop.run_until_complete(worker.load.level(command))}
+                )
             elif op == "exit":
                 break
             else:
