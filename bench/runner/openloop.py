@@ -20,7 +20,8 @@ measured **from the scheduled time**, so the time a run waited for a busy proces
 - otherwise it ends when every measured run has ended and the throughput interval is over;
   every run still going is then cancelled.
 
-A sampler wakes every ``tick_s`` and notes the process's CPU time; after the level,
+A sampler notes the process's CPU time at the start of the throughput interval, every
+``tick_s`` and at its end; after the level,
 ``summarize`` turns what happened into the worker's message (``bench.runner.worker``):
 counts, latencies, CPU and ok completions per slice of the throughput interval. Outcomes
 are judged after the level (``classify``), so the harness's checks never load the engine.
@@ -122,6 +123,7 @@ class OpenLoop:
         self._stop = asyncio.Event()
         self._next = 0  # the next arrival to start
         self._measured = schedule.measured_range
+        self._samples = 0  # CPU samples the interval takes (set by _sampler)
 
     async def _one(self, index: int, due: float, played: Played) -> None:
         loop = asyncio.get_running_loop()
@@ -184,29 +186,44 @@ class OpenLoop:
             return "errors"
         if now >= played.t0 + s.deadline_s:
             return "deadline"
-        over = now >= played.t0 + max(s.window[1], s.interval[1])
+        # the interval's last CPU sample is taken when the loop reaches it, maybe late
+        over = now >= played.t0 + s.window[1] and len(played.ticks) >= self._samples
         started = self._next >= self._measured.stop
         if over and started and not any(i not in played.timeouts for i in running):
             return ""
         return None
+
+    def _sampler(self, played: Played) -> list[asyncio.TimerHandle]:
+        """CPU samples at the interval's start, every ``tick_s``, and at its end exactly."""
+        loop = asyncio.get_running_loop()
+        s = self.schedule
+        start, end = played.t0 + s.interval[0], played.t0 + s.interval[1]
+        marks = [start + k * s.tick_s for k in range(int((end - start) / s.tick_s) + 1)]
+        if end - marks[-1] > 1e-6:
+            marks.append(end)
+
+        def sample() -> None:
+            played.ticks.append((loop.time(), time.process_time()))
+
+        self._samples = len(marks)
+        return [loop.call_at(mark, sample) for mark in marks]
 
     async def play(self) -> Played:
         loop = asyncio.get_running_loop()
         s = self.schedule
         played = Played(t0=loop.time())
         arrivals = loop.create_task(self._arrivals(played))
-        interval_start, interval_end = (played.t0 + s.interval[0], played.t0 + s.interval[1])
+        samples = self._sampler(played)
         while True:
             await asyncio.sleep(s.tick_s)
-            now = loop.time()
-            if interval_start <= now <= interval_end + s.tick_s:
-                played.ticks.append((now, time.process_time()))
-            reason = self._check(played, now)
+            reason = self._check(played, loop.time())
             if reason is not None:
                 played.stopped = reason or None
                 break
         self._stop.set()
         arrivals.cancel()
+        for handle in samples:
+            handle.cancel()
         now = loop.time()
         for index in self._running_measured():
             if index not in played.timeouts:
