@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.report import charts as charts_mod
-from bench.report import sections
+from bench.report import loadreport, sections
 from bench.report.analysis import Facts, compute_facts
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
 from bench.report.model import RunData
@@ -71,6 +71,7 @@ def build_document(
         sections.claims_ledger(ledger),
         sections.when_to_choose(data, facts, slots),
         sections.performance(data, slots),
+        loadreport.load_phase(data, slots),
         sections.tokens(data, slots),
         sections.footprint(data, facts, slots),
         sections.debuggability(data, slots),

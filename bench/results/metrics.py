@@ -388,6 +388,7 @@ LOAD_ERROR_BUDGET = 0.01  # a level sustains its rate with at most this share of
 LOAD_ACHIEVED_FLOOR = 0.8  # … and completes at least this share of its offered rate
 LOAD_INTERVAL_SAMPLED = 0.9  # achieved rate only over (nearly) the whole interval
 MOCK_BUSY = 0.8  # a mock process this busy (CPU s per s) may be what limits a level
+CONTENDED = 0.25  # other processes on the machine used this many cores: a contended level
 CAPACITY_RATE = 100.0  # runs/s: the rate "cores needed" is given for (the article's claim)
 LoadKey = tuple[str, int]  # engine, processes
 
@@ -415,7 +416,8 @@ class LoadLevel:
     cores_used: float  # engine CPU seconds per wall second (all processes)
     peak_rss_mb: float  # the largest engine process
     mock_cpu_per_s: float  # the busiest mock process
-    host_cpu_per_s: float  # every process of the machine (other load shows as the rest)
+    host_cpu_per_s: float  # every process of the machine
+    other_cpu_per_s: float  # of it, neither the engine's processes nor the mock's
     start_lag_p99_ms: float  # how late the generator started runs
     stopped: str | None
     sustained: bool
@@ -433,6 +435,12 @@ class LoadLevel:
     def mock_busy(self) -> bool:
         """The mock may have been the bottleneck: one of its processes near a full core."""
         return self.mock_cpu_per_s >= MOCK_BUSY
+
+    @property
+    def contended(self) -> bool:
+        """Other processes on the machine took ``CONTENDED`` cores or more during the level:
+        its verdict may say more about the machine than about the engine."""
+        return self.other_cpu_per_s >= CONTENDED
 
 
 def _float(v: object) -> float:
@@ -470,6 +478,7 @@ def load_level(row: Any, *, seed: int = stats.DEFAULT_SEED) -> LoadLevel:
     achieved = (row.completions or 0) / interval if complete else math.nan
     offered = scheduled / window if window > 0 else math.nan
     target = _float(row.target_ms)
+    cores_used = (row.cpu_s or 0.0) / interval if interval > 0 else math.nan
     why: list[str] = []
     if row.stopped:
         why.append(f"stopped early: {row.stopped}")
@@ -498,10 +507,13 @@ def load_level(row: Any, *, seed: int = stats.DEFAULT_SEED) -> LoadLevel:
         achieved_rate=achieved,
         percentiles=percentiles,
         cpu_ms_per_run=cpu,
-        cores_used=(row.cpu_s or 0.0) / interval if interval > 0 else math.nan,
+        cores_used=cores_used,
         peak_rss_mb=_float(row.peak_rss_mb),
         mock_cpu_per_s=_float(row.mock_cpu_per_s),
-        host_cpu_per_s=_float(getattr(row, "host_cpu_per_s", None)),
+        host_cpu_per_s=_float(row.host_cpu_per_s),
+        other_cpu_per_s=_float(row.host_cpu_per_s)
+        - (row.engine_cpu_total_per_s or 0.0)
+        - (row.mock_cpu_total_per_s or 0.0),
         start_lag_p99_ms=_float(row.start_lag_p99_ms),
         stopped=row.stopped,
         sustained=not why,
@@ -543,6 +555,7 @@ class Capacity:
     p95: stats.Estimate | None  # latency at ``rate``
     cpu_ms_per_run: stats.Estimate | None  # engine CPU per run measured at ``rate``
     mock_busy: bool  # the mock was near its ceiling at ``rate`` or at ``above``
+    contended: bool  # other processes loaded the machine at ``rate`` or at ``above``
 
     @property
     def censored(self) -> bool:
@@ -583,6 +596,7 @@ def capacity(levels: Sequence[LoadLevel]) -> Capacity:
         p95=best.p95 if best is not None else None,
         cpu_ms_per_run=best.cpu_ms_per_run if best is not None else None,
         mock_busy=any(v.mock_busy for v in (best, above) if v is not None),
+        contended=any(v.contended for v in (best, above) if v is not None),
     )
 
 
@@ -685,6 +699,8 @@ def load_record(level: LoadLevel) -> dict[str, Any]:
             "mock_cpu_per_s": level.mock_cpu_per_s,
             "mock_busy": level.mock_busy,
             "host_cpu_per_s": level.host_cpu_per_s,
+            "other_cpu_per_s": level.other_cpu_per_s,
+            "contended": level.contended,
             "start_lag_p99_ms": level.start_lag_p99_ms,
             "stopped": level.stopped,
             "sustained": level.sustained,

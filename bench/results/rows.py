@@ -140,7 +140,9 @@ class LoadRow(Row):
     cpu_slices: tuple[tuple[float, int], ...] = ()  # (CPU s, ok completions) per slice
     peak_rss_mb: float | None = None  # the largest engine process's peak RSS in the level
     mock_cpu_per_s: float | None = None  # busiest mock process: CPU s per wall s
+    mock_cpu_total_per_s: float | None = None  # all mock processes together
     host_cpu_per_s: float | None = None  # every process of the machine: CPU s per wall s
+    engine_cpu_total_per_s: float | None = None  # the engine's processes, same span as host
     stopped: str | None = None  # why the level ended early (None: it ran to its end)
     left_running: int | None = None  # runs that ignored cancellation at the end
     elapsed_s: float | None = None

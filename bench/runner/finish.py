@@ -179,7 +179,7 @@ def capacity_table(levels: list[Any]) -> Any:
         "(open loop, realistic mock; ≥ = the highest rate tried)"
     )
     for column in ("engine", "processes", "runs/s", "next rate", "p95 there", "CPU/run",
-                   "cores for 100 runs/s", "mock busy"):  # fmt: skip
+                   "cores for 100 runs/s", "caveats"):  # fmt: skip
         table.add_column(column, justify="left" if column == "engine" else "right")
     for (engine, processes), cap in caps.items():
         if cap.rate is None:
@@ -195,7 +195,9 @@ def capacity_table(levels: list[Any]) -> Any:
             fmt.ms(cap.p95.point if cap.p95 else None, seconds_from=1000),
             fmt.ms(cap.cpu_ms_per_run.point if cap.cpu_ms_per_run else None),
             fmt.num(cores.point if cores else None, "{:.2f}"),
-            "yes" if cap.mock_busy else "",
+            ", ".join(
+                w for w, on in (("mock busy", cap.mock_busy), ("contended", cap.contended)) if on
+            ),
         )
     return table
 

@@ -33,7 +33,7 @@ from bench.results.files import LOAD, LOAD_KEY, dumps_line
 from bench.results.load import key_of, latest
 from bench.results.rows import LoadRow
 from bench.runner import loadplan
-from bench.runner.mockpool import MockPool, busiest, probe
+from bench.runner.mockpool import MockPool, busiest, probe, total
 from bench.runner.plan import RunConfig, measured
 from bench.runner.progress import NullProgress, Progress
 
@@ -101,6 +101,20 @@ def host_busy_s() -> float:
 
     times = psutil.cpu_times()
     return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def processes_cpu_s(pids: list[int]) -> float:
+    """CPU seconds these processes have used so far (those gone count nothing)."""
+    import psutil
+
+    used = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        used += times.user + times.system
+    return used
 
 
 class LoadPhase:
@@ -369,7 +383,9 @@ class LoadPhase:
         ids = self._ids(engine, processes, rate)
         self.progress.describe(f"{engine} · {processes} process(es) · {rate:g} runs/s")
         start_at = time.time() + 0.3
+        pids = [w.pid for w in workers]
         cpu_before, wall, host_before = self._pool.cpu_s(), time.monotonic(), host_busy_s()
+        engines_before = processes_cpu_s(pids)
         try:
             for worker, schedule in zip(workers, level.schedules, strict=True):
                 worker.send(
@@ -394,7 +410,7 @@ class LoadPhase:
             for worker in workers:
                 worker.kill()
             return None
-        elapsed = time.monotonic() - wall
+        elapsed, cpu_after = time.monotonic() - wall, self._pool.cpu_s()
         self.progress.advance(level.est_s, 0)
         row = {
             **ids,
@@ -406,8 +422,10 @@ class LoadPhase:
             "window_s": level.window_s,
             "timeout_s": level.timeout_s,
             "mock_processes": len(self._pool.processes),
-            "mock_cpu_per_s": busiest(cpu_before, self._pool.cpu_s(), elapsed),
+            "mock_cpu_per_s": busiest(cpu_before, cpu_after, elapsed),
+            "mock_cpu_total_per_s": total(cpu_before, cpu_after, elapsed),
             "host_cpu_per_s": (host_busy_s() - host_before) / elapsed,
+            "engine_cpu_total_per_s": (processes_cpu_s(pids) - engines_before) / elapsed,
             "ended_at": time.time(),
         }
         self.store.append(LOAD, row)

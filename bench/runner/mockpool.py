@@ -164,6 +164,14 @@ def busiest(before: list[float], after: list[float], elapsed_s: float) -> float 
     return max(loads) if loads else None
 
 
+def total(before: list[float], after: list[float], elapsed_s: float) -> float | None:
+    """All processes' CPU seconds per wall second between two ``cpu_s`` readings."""
+    if elapsed_s <= 0:
+        return None
+    used = [b - a for a, b in zip(before, after, strict=True) if b == b and a == a]
+    return sum(used) / elapsed_s if used else None
+
+
 @dataclass(frozen=True)
 class ProbeResult:
     """One probe of the pool: a bare client's requests and what they cost the mock."""
