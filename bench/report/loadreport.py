@@ -151,13 +151,21 @@ def _capacity_table(levels: Sequence[metrics.LoadLevel]) -> Table:
 
 
 def _tail_table(levels: Sequence[metrics.LoadLevel]) -> Table | None:
-    """Each self-built engine's p99 against the floor's, at the rates both sustained."""
+    """Each self-built engine's p99 against the floor's, at the rates both sustained (like
+    for like: only the self-built engines that stream the way the floor does)."""
     sweeps = metrics.by_sweep(levels)
-    floors = [e for e in dict.fromkeys(v.engine for v in levels) if _role(e) == "floor"]
-    ours = [e for e in dict.fromkeys(v.engine for v in levels) if _role(e) == "self-built"]
-    if not floors or not ours:
+    engines = list(dict.fromkeys(v.engine for v in levels))
+    floors = [e for e in engines if _role(e) == "floor"]
+    if not floors:
         return None
     floor = floors[0]
+    ours = [
+        e
+        for e in engines
+        if _role(e) == "self-built" and REGISTRY[e].streams == REGISTRY[floor].streams
+    ]
+    if not ours:
+        return None
     rows = []
     for engine in ours:
         for processes in sorted({v.processes for v in levels}):

@@ -385,7 +385,10 @@ def order_index(names: Iterable[str]) -> Mapping[str, int]:
 # the open-loop load phase (load.jsonl)
 
 LOAD_ERROR_BUDGET = 0.01  # a level sustains its rate with at most this share of bad runs
-LOAD_ACHIEVED_FLOOR = 0.8  # … and completes at least this share of its offered rate
+# … and completes at least this share of its offered rate: "well below" only, since over a
+# 1 s window the completions in the interval and the arrivals in the window are two
+# Poisson counts (±10 % each at 100 runs/s); an engine falling behind fails its p95 first
+LOAD_ACHIEVED_FLOOR = 0.5
 LOAD_INTERVAL_SAMPLED = 0.9  # achieved rate only over (nearly) the whole interval
 MOCK_BUSY = 0.8  # a mock process this busy (CPU s per s) may be what limits a level
 CONTENDED = 0.25  # other processes on the machine used this many cores: a contended level
@@ -664,7 +667,8 @@ LOAD_COLUMNS = [
     "p50_ms", "p50_ci_low", "p50_ci_high", "p95_ms", "p95_ci_low", "p95_ci_high",
     "p99_ms", "p99_ci_low", "p99_ci_high", "cpu_ms_per_run", "cpu_ms_per_run_ci_low",
     "cpu_ms_per_run_ci_high", "cores_used", "peak_rss_mb", "mock_cpu_per_s", "mock_busy",
-    "host_cpu_per_s", "start_lag_p99_ms", "stopped", "sustained", "why_not",
+    "host_cpu_per_s", "other_cpu_per_s", "contended", "start_lag_p99_ms", "stopped",
+    "sustained", "why_not",
 ]  # fmt: skip
 
 

@@ -38,6 +38,7 @@ from bench.runner.plan import RunConfig, measured
 from bench.runner.progress import NullProgress, Progress
 
 PROBE_CONCURRENCY = 512  # the bare client's connections (enough to keep the pool busy)
+PROBE_DURATION_S = 1.0  # per mode (JSON replies, then streamed ones)
 TAIL_CHARS = 4000
 
 
@@ -208,9 +209,9 @@ class LoadPhase:
         assert self._pool is not None
         config = self.config
         n = len(self._pool.processes)
-        duration = min(1.5, max(0.5, config.load_window_s * 1.5))
-        for stream in (False, True):
-            ids = {
+
+        def ids(stream: bool) -> dict[str, Any]:
+            return {
                 "kind": "mock",
                 "engine": "bare-http-client",
                 "scenario": config.load_scenario,
@@ -220,20 +221,31 @@ class LoadPhase:
                 "rate": None,
                 "stream": stream,
             }
-            if tuple(ids[k] for k in LOAD_KEY) in self._done:
-                continue
-            self.progress.describe(f"the mock's ceiling ({'streamed' if stream else 'JSON'})")
-            try:
-                result = probe(
-                    self._pool,
-                    config.load_scenario,
-                    stream=stream,
-                    concurrency=PROBE_CONCURRENCY,
-                    duration_s=duration,
-                    scenario_dir=self.scenario_dir,
+
+        if all(tuple(ids(s)[k] for k in LOAD_KEY) in self._done for s in (False, True)):
+            return
+        self.progress.describe("the mock's ceiling (a bare client)")
+        try:
+            results = probe(
+                self._pool,
+                config.load_scenario,
+                concurrency=PROBE_CONCURRENCY,
+                duration_s=PROBE_DURATION_S,
+                scenario_dir=self.scenario_dir,
+            )
+        except Exception as exc:
+            self.progress.message(f"load: the mock probe failed: {exc}")
+            for stream in (False, True):
+                self.store.append(
+                    LOAD, {**ids(stream), "crashed": True, "error": str(exc)[-TAIL_CHARS:]}
                 )
-                row = {
-                    **ids,
+            self.store.sync()
+            return
+        for result in results:
+            self.store.append(
+                LOAD,
+                {
+                    **ids(result.stream),
                     "concurrency": result.concurrency,
                     "requests": result.requests,
                     "requests_per_s": result.requests_per_s,
@@ -243,12 +255,9 @@ class LoadPhase:
                     "elapsed_s": result.elapsed_s,
                     "mock_processes": n,
                     "ended_at": time.time(),
-                }
-            except Exception as exc:
-                row = {**ids, "crashed": True, "error": str(exc)[-TAIL_CHARS:]}
-                self.progress.message(f"load: the mock probe failed: {exc}")
-            self.store.append(LOAD, row)
-            self.store.sync()
+                },
+            )
+        self.store.sync()
 
     # -- one engine ---------------------------------------------------------------------
 
@@ -284,7 +293,8 @@ class LoadPhase:
                         "op": "load_prepare",
                         "scenario": self.config.load_scenario,
                         "latency": self.config.load_latency,
-                        "warmup": 3,
+                        # the ramp warms the agent up; without one (--quick), one run does
+                        "warmup": 0 if self.config.load_ramp > 0 else 1,
                     }
                 )
             for worker in workers:

@@ -197,43 +197,41 @@ def probe(
     pool: MockPool,
     scenario: str,
     *,
-    stream: bool,
     concurrency: int,
     duration_s: float,
     scenario_dir: str | None = None,
-    env: dict[str, str] | None = None,
-) -> ProbeResult:
-    """Hammer the pool from a separate process (``bench.runner.mockprobe``) and measure it."""
+) -> list[ProbeResult]:
+    """Hammer the pool from a separate process (``bench.runner.mockprobe``), JSON replies
+    then streamed ones, and measure what each request cost the mock."""
     import json
 
     command = [sys.executable, "-m", "bench.runner.mockprobe", "--base-url", pool.base_url]
     command += ["--scenario", scenario, "--concurrency", str(concurrency)]
-    command += ["--duration", str(duration_s)]
-    if stream:
-        command.append("--stream")
+    command += ["--duration", str(duration_s), "--modes", "json,stream"]
+    for pid in pool.pids:
+        command += ["--mock-pid", str(pid)]
     if scenario_dir is not None:
         command += ["--scenario-dir", scenario_dir]
-    before = pool.cpu_s()
     done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=60 + 4 * duration_s,
-        env=env if env is not None else dict(os.environ),
+        command, capture_output=True, text=True, timeout=60 + 8 * duration_s, env=dict(os.environ)
     )
-    after = pool.cpu_s()
     if done.returncode != 0:
         raise RuntimeError(f"mock probe failed: {done.stderr.strip()[-2000:]}")
-    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return ProbeResult(
-        stream=stream,
-        concurrency=concurrency,
-        requests=int(report["requests"]),
-        errors=int(report["errors"]),
-        elapsed_s=float(report["elapsed_s"]),
-        mock_cpu_s=sum(b - a for a, b in zip(before, after, strict=True)),
-        client_cpu_s=float(report["cpu_s"]),
-    )
+    results = []
+    for line in done.stdout.strip().splitlines():
+        report: dict[str, Any] = json.loads(line)
+        results.append(
+            ProbeResult(
+                stream=bool(report["stream"]),
+                concurrency=concurrency,
+                requests=int(report["requests"]),
+                errors=int(report["errors"]),
+                elapsed_s=float(report["elapsed_s"]),
+                mock_cpu_s=float(report["mock_cpu_s"]),
+                client_cpu_s=float(report["cpu_s"]),
+            )
+        )
+    return results
 
 
 def _main() -> None:

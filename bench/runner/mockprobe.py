@@ -3,8 +3,9 @@
 No agent, no framework, no client library: ``--concurrency`` connections each post the
 scenario's request bodies in turn (the raw loop's own, captured from one in-process run) and read every reply to its end,
 back to back, for ``--duration`` seconds. Prints one JSON line: requests answered 200,
-errors, the elapsed time and this process's CPU seconds. ``bench.runner.mockpool.probe``
-runs it and adds what the requests cost the mock's processes.
+errors, the elapsed time, this process's CPU seconds and what the requests cost the
+mock's processes (``--mock-pid``, read with psutil), per mode (``--modes json,stream``).
+``bench.runner.mockpool.probe`` runs it.
 """
 
 from __future__ import annotations
@@ -104,6 +105,17 @@ async def hammer(base_url: str, bodies: list[bytes], concurrency: int, duration_
     return {**counts, "elapsed_s": elapsed, "cpu_s": cpu_s}
 
 
+def cpu_s(pids: list[int]) -> float:
+    """CPU seconds the processes ``pids`` have used so far."""
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.runner.mockprobe")
     parser.add_argument("--base-url", required=True)
@@ -111,14 +123,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario-dir")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--duration", type=float, default=1.5)
-    parser.add_argument("--stream", action="store_true")
+    parser.add_argument("--modes", default="json,stream", help="json, stream or both")
+    parser.add_argument("--mock-pid", type=int, action="append", default=[])
     args = parser.parse_args(argv)
     from bench.runner.mockpool import raise_open_files_limit
 
     raise_open_files_limit()
-    bodies = asyncio.run(request_bodies(args.scenario, args.scenario_dir, args.stream))
-    report = asyncio.run(hammer(args.base_url, bodies, args.concurrency, args.duration))
-    print(json.dumps(report), flush=True)
+    for mode in args.modes.split(","):
+        stream = mode == "stream"
+        bodies = asyncio.run(request_bodies(args.scenario, args.scenario_dir, stream))
+        before = cpu_s(args.mock_pid)
+        report = asyncio.run(hammer(args.base_url, bodies, args.concurrency, args.duration))
+        report.update({"stream": stream, "mock_cpu_s": cpu_s(args.mock_pid) - before})
+        print(json.dumps(report), flush=True)
     return 0
 
 

@@ -88,9 +88,11 @@ def test_failed_and_wrong_runs_break_the_error_budget():
 
 
 def test_a_level_that_completes_too_little_is_not_sustained():
-    level = metrics.load_level(level_row(completions=30))
-    assert level.achieved_rate == 30.0
+    level = metrics.load_level(level_row(completions=24))
+    assert level.achieved_rate == 24.0
     assert level.why_not == ("achieved rate under the offered rate",)
+    # Poisson noise is no failure: 30 of an offered 50 still keeps up
+    assert metrics.load_level(level_row(completions=30)).sustained
 
 
 def test_an_early_stop_is_the_verdict_and_hides_the_achieved_rate():
