@@ -293,8 +293,8 @@ class LoadPhase:
                         "op": "load_prepare",
                         "scenario": self.config.load_scenario,
                         "latency": self.config.load_latency,
-                        # the ramp warms the agent up; without one (--quick), one run does
-                        "warmup": 0 if self.config.load_ramp > 0 else 1,
+                        # the ramp warms the agent up (--quick has none: a smoke test)
+                        "warmup": 0,
                     }
                 )
             for worker in workers:

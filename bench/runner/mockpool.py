@@ -22,9 +22,11 @@ import resource
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
 
 HOST = "127.0.0.1"
 
@@ -75,16 +77,25 @@ def serve(port: int, scenario_dir: str | None, latency: str) -> None:
 
 @dataclass
 class MockPool:
-    """``n`` mock processes on one port (see the module docstring)."""
+    """``n`` mock processes on one port (see the module docstring). Their stderr goes to
+    files (``log_dir``, else temporary ones): a pipe nobody reads fills up under a load
+    that makes uvicorn log (clients hanging up mid-reply) and then freezes the server."""
 
     base_url: str
     processes: list[subprocess.Popen]
+    logs: list[IO[bytes]] = field(default_factory=list)
+    log_dir: Path | None = None
 
     @classmethod
     def start(
-        cls, n: int, latency: str, scenario_dir: str | None = None, timeout_s: float = 30.0
+        cls,
+        n: int,
+        latency: str,
+        scenario_dir: str | None = None,
+        timeout_s: float = 30.0,
+        log_dir: Path | None = None,
     ) -> MockPool:
-        pool = cls("", [])
+        pool = cls("", [], log_dir=log_dir)
         try:
             port = 0
             for _ in range(max(1, n)):
@@ -103,17 +114,29 @@ class MockPool:
         command += ["--latency", latency]
         if scenario_dir is not None:
             command += ["--scenario-dir", scenario_dir]
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log: IO[bytes] = (self.log_dir / f"mock.load.{len(self.processes)}.log").open("w+b")
+        else:
+            log = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
+        self.logs.append(log)
+        # stdout carries the one ready line; everything uvicorn logs goes to the file
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
         self.processes.append(process)
         deadline = time.monotonic() + timeout_s
         line = process.stdout.readline() if process.stdout else ""
         if not line.startswith(READY_PREFIX) or time.monotonic() > deadline:
             process.kill()
-            _, err = process.communicate()
-            raise RuntimeError(f"mock process did not start: {line.strip()} {err.strip()[-2000:]}")
+            process.wait()
+            raise RuntimeError(f"mock process did not start: {line.strip()} {self.log_tail(-1)}")
         return line.removeprefix(READY_PREFIX).strip()
+
+    def log_tail(self, index: int, chars: int = 2000) -> str:
+        """The end of one process's stderr."""
+        log = self.logs[index]
+        log.flush()
+        log.seek(0)
+        return log.read().decode("utf-8", "replace")[-chars:].strip()
 
     @property
     def pids(self) -> list[int]:
@@ -145,9 +168,15 @@ class MockPool:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-            for stream in (process.stdout, process.stderr):
-                if stream is not None:
-                    stream.close()
+            if process.stdout is not None:
+                process.stdout.close()
+        for log in self.logs:
+            log.close()
+        if self.log_dir is not None:  # keep only logs that say something
+            for path in self.log_dir.glob("mock.load.*.log"):
+                with contextlib.suppress(OSError):
+                    if path.stat().st_size == 0:
+                        path.unlink()
 
     def __enter__(self) -> MockPool:
         return self

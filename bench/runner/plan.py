@@ -96,7 +96,7 @@ class RunConfig:
     @classmethod
     def quick_defaults(cls) -> dict[str, Any]:
         """What ``--quick`` changes: one round, few runs, short throughput windows, one
-        load level per engine and process count, without a ramp."""
+        load level per engine in one process, without a ramp."""
         return {
             "quick": True,
             "rounds": 1,
@@ -115,6 +115,7 @@ class RunConfig:
             "load_window_s": 0.5,
             "load_min_runs": 5,
             "load_ramp": 0.0,
+            "load_processes": (1,),
             "load_budget_s": 90.0,
         }
 
