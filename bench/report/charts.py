@@ -605,16 +605,15 @@ def load_latency(frame: pd.DataFrame) -> Figure:
                         markeredgewidth=0.5, markerfacecolor=st.color if filled else "white",
                     )  # fmt: skip
         ax.axhline(target, color="#D55E00", lw=0.9, ls=":")
-        ax.annotate(
-            f"target p95 {fmt.ms(target, seconds_from=1000)}",
-            (ax.get_xlim()[0], target), xytext=(2, 3), textcoords="offset points",
-            fontsize=7, color="#D55E00",
-        )  # fmt: skip
         ax.axhline(scripted, color="grey", lw=0.8, ls="-.")
         _plain_log(ax, "x")
         rates = sorted(g["rate"].unique())
         ax.set_xticks(rates, [f"{r:g}" for r in rates])
         ax.minorticks_off()
+        ax.text(
+            0.01, target, f" target p95 {fmt.ms(target, seconds_from=1000)}",
+            transform=ax.get_yaxis_transform(), va="bottom", fontsize=7, color="#D55E00",
+        )  # fmt: skip
         ax.set_xlabel("offered load (runs/s, Poisson arrivals, log)")
         ax.set_title(f"{processes} engine process{'es' if processes > 1 else ''}")
     axes[0].set_ylabel("latency from the scheduled start (ms)")
@@ -656,8 +655,9 @@ def capacity(frame: pd.DataFrame) -> Figure:
                 f"< {r['below_all']:g}" if pd.isna(rate)
                 else ("≥ " if r["censored"] else "") + f"{rate:g}"
             )  # fmt: skip
+            end = 0 if pd.isna(rate) else rate if pd.isna(r["above"]) else r["above"]
             a1.annotate(
-                f"{text}  ({processes} proc)", (0 if pd.isna(rate) else rate, y),
+                f"{text}  ({processes} proc)", (end, y),
                 xytext=(4, 0), textcoords="offset points", va="center", fontsize=7,
             )  # fmt: skip
             cores = r["cores_100"]
