@@ -1,4 +1,5 @@
-"""The parent side of a run: import probes, the suite round by round, TTFT, then throughput.
+"""The parent side of a run: import probes, the suite round by round, TTFT, throughput, then
+the open-loop load phase (``bench.runner.loadphase``).
 
 Only this process writes the results files. Workers (``bench.runner.worker``) stream one
 JSON line per run; each becomes a runs.jsonl row at once (flushed), so a crash of anything
@@ -225,6 +226,7 @@ class Outcome:
     ttft_runs: int = 0  # timed runs of the TTFT phase
     crashed_ttft_runs: int = 0
     ttft_skipped: str | None = None  # why the TTFT phase did not run, when it was asked for
+    load: Any = None  # the load phase's LoadOutcome, when it ran
     messages: list[str] = field(default_factory=list)
     # environment → what meta.json records of it (bench.envs.Environment.meta), or
     # {"status": "error", "error": reason} when it could not be built
@@ -276,6 +278,8 @@ class Orchestrator:
             if self.config.throughput and self.config.concurrency:
                 self.throughput()
             self.versions()
+            if self.config.load:
+                self.load()
         finally:
             self._close_workers()
             for server in self._servers.values():
@@ -636,6 +640,28 @@ class Orchestrator:
     def _has_worker(self, engine: str, round_no: int) -> bool:
         worker = self._workers.get(engine)
         return worker is not None and worker.round == round_no and worker.alive()
+
+    # -- the open-loop load phase ----------------------------------------------------------
+
+    def load(self) -> None:
+        """Poisson arrivals at a sweep of rates, one process and several (load.jsonl)."""
+        from bench.runner.loadphase import LoadPhase
+
+        self._close_workers()
+        phase = LoadPhase(
+            self.config,
+            self.scenarios,
+            self.store,
+            self.progress,
+            self.scenario_dir,
+            pythons={
+                e: self._pythons[environment_of(e)]
+                for e in self.config.engines
+                if environment_of(e) in self._pythons
+            },
+            handler_args=self.handler_args,
+        )
+        self.outcome.load = phase.run()
 
     # -- throughput ----------------------------------------------------------------------
 

@@ -62,9 +62,10 @@ class RunConfig:
     concurrency: tuple[int, ...] = (1, 10, 50)
     throughput: bool = True
     throughput_scenario: str | None = None  # None: customer_returns, else the first scenario
+    # closed loop, zero latency: the single-process CPU peak (the open-loop load phase
+    # measures what the realistic profile sustains)
     throughput_profiles: tuple[ThroughputProfile, ...] = (
         ThroughputProfile("zero", window_s=1.0, min_runs=1, warmup_runs=5),
-        ThroughputProfile("realistic", window_s=0.0, min_runs=2, warmup_runs=0),
     )
     footprint: bool = True
     footprint_processes: int = 3  # fresh interpreters per engine for the import-cost probe
@@ -77,10 +78,27 @@ class RunConfig:
     ttft_warmup: int = 2  # discarded runs before them
     # outcome-only engines (the registry's reduced variants): fault scenarios, this many runs
     outcome_repeat: int = 3
+    # the open-loop load phase (load.jsonl; bench.runner.loadphase): Poisson arrivals at a
+    # sweep of offered rates, one process and one per core, the mock on the load profile
+    load: bool = True
+    load_engines: tuple[str, ...] | None = None  # None: the registry's default set
+    load_scenario: str = "customer_returns"
+    load_latency: str = "realistic"
+    load_rates: tuple[float, ...] = (10.0, 25.0, 50.0, 100.0, 200.0, 400.0)  # runs/s
+    load_start_rate: float = 50.0  # where each one-process sweep starts
+    load_processes: tuple[int, ...] | None = None  # None: 1 and the machine's cores
+    load_window_s: float = 1.0  # measurement window (longer at low rates: load_min_runs)
+    load_min_runs: int = 30  # measured runs per level at least (the window grows)
+    load_ramp: float = 1.0  # unmeasured arrivals before the window, in scripted run times
+    load_target_factor: float = 1.2  # p95 target = the scenario's scripted latency × this
+    load_timeout_factor: float = 2.0  # a measured run still running at target × this is cut
+    load_max_arrivals: int = 8000  # per process and level
+    load_budget_s: float = 300.0  # engines left when the phase has run this long are skipped
 
     @classmethod
     def quick_defaults(cls) -> dict[str, Any]:
-        """What ``--quick`` changes: one round, few runs, short throughput windows."""
+        """What ``--quick`` changes: one round, few runs, short throughput windows, one
+        load level per engine in one process, without a ramp."""
         return {
             "quick": True,
             "rounds": 1,
@@ -94,6 +112,13 @@ class RunConfig:
             "footprint_processes": 1,
             "ttft_repeat": 3,
             "ttft_warmup": 1,
+            "load_rates": (20.0,),
+            "load_start_rate": 20.0,
+            "load_window_s": 0.5,
+            "load_min_runs": 5,
+            "load_ramp": 0.0,
+            "load_processes": (1,),
+            "load_budget_s": 90.0,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,8 +128,11 @@ class RunConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        for name in ("engines", "scenarios", "latencies", "concurrency"):
+        for name in ("engines", "scenarios", "latencies", "concurrency", "load_rates"):
             if name in values:
+                values[name] = tuple(values[name])
+        for name in ("load_engines", "load_processes"):
+            if values.get(name) is not None:
                 values[name] = tuple(values[name])
         if "throughput_profiles" in values:
             values["throughput_profiles"] = tuple(

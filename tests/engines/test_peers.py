@@ -70,7 +70,7 @@ def test_a_quick_run_on_every_peer_meets_each_scenarios_expectations(tmp_path):
     out = tmp_path / "run"
     command = [sys.executable, "-m", "bench.cli", "run", "--engines", ",".join(PEERS)]
     command += ["--scenarios", ",".join(QUICK), "--repeat", "1", "--warmup", "0"]
-    command += ["--rounds", "1", "--no-throughput", "--no-ttft", "--no-footprint"]
+    command += ["--rounds", "1", "--no-throughput", "--no-ttft", "--no-footprint", "--no-load"]
     command += ["--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=850)
     assert done.returncode == 0, done.stderr[-3000:]

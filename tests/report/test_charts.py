@@ -32,7 +32,10 @@ def test_every_chart_is_written_as_png_and_svg(hostile_report: Report) -> None:
 def test_missing_inputs_skip_charts_with_a_note(tmp_path: Path) -> None:
     report = build_report(make(Params(repeats=3, with_optional=False, ttft_added_ms={})), tmp_path)
     skipped = dict(report.skipped)
-    assert set(skipped) == {"throughput", "footprint", "ttft", "debuggability", "package_breakdown"}
+    assert set(skipped) == {
+        "throughput", "footprint", "ttft", "debuggability", "load_latency", "capacity",
+        "package_breakdown",
+    }  # fmt: skip
     assert skipped["throughput"] == "no throughput sweep in this run"
     assert not (tmp_path / "charts" / "throughput.png").exists()
     assert (tmp_path / "charts" / "latency.png").exists()
