@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= reports/latest
 
-.PHONY: install test bench bench-quick microbench lint lock clean
+.PHONY: install test bench bench-quick microbench lint lock envs lock-envs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 # Install the project with pinned versions (constraints.txt) so numbers are reproducible.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[langchain,report,test]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,10 +26,10 @@ lint: install
 test: install lint
 	$(BIN)/python -m pytest
 
-# The default benchmark (~9-10 min on 2 cores): validate the scenarios, measure every engine on
-# every scenario in isolated workers, profile each engine (a separate probe, ~1 min), run the
-# customisation catalogue and the false-simplicity programs (~5 s), score the
-# debug modes, write the decision report.
+# The default benchmark: validate the scenarios, build (first time) or reuse the engine
+# environments, measure every engine on every scenario in isolated workers, profile each
+# engine (a separate probe), run the customisation catalogue and the false-simplicity programs
+# (~5 s), score the debug modes, write the decision report.
 # An incomplete run (a crashed worker) still gets its report; make then exits non-zero.
 bench: install
 	@if [ "$(OUT)" = "reports/reference" ] && [ -n "$$(git status --porcelain --untracked-files=no)" ]; then \
@@ -58,5 +58,14 @@ microbench: install
 lock: install
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^schedbench' > constraints.txt
 
+# The engine environments (bench/envs/: peers, LangChain lines): `schedbench run` builds the
+# ones it needs on first use (~1 min for all of them) and reuses them; this builds all now.
+envs: install
+	$(BIN)/python -m bench.envs build
+
+# Re-lock every engine environment's constraints.txt (uv pip compile).
+lock-envs: install
+	$(BIN)/python -m bench.envs lock
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .envs .pytest_cache .ruff_cache

@@ -62,14 +62,18 @@ def probe_env() -> dict[str, str]:
 
 
 def probe_stack(
-    modules: Iterable[str], warmup: str = "", timeout_s: float = 120.0
+    modules: Iterable[str],
+    warmup: str = "",
+    timeout_s: float = 120.0,
+    python: str = sys.executable,
 ) -> dict[str, Any]:
-    """Import ``modules`` in a pristine interpreter, then run ``warmup`` (what the default
-    configuration loads on first use); the import time, module count and RSS."""
+    """Import ``modules`` in a pristine ``python`` (the engine's environment's interpreter),
+    then run ``warmup`` (what the default configuration loads on first use); the import
+    time, module count and RSS."""
     modules = list(modules)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _PROBE, warmup, *modules],
+            [python, "-c", _PROBE, warmup, *modules],
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -164,6 +164,11 @@ def recording_transport_class(lib_name: str = "httpx") -> type:
     return RecordingAsyncTransport
 
 
+def loopback_limits(lib: ModuleType) -> Any:
+    """Connection-pool limits of the loopback clients (openai's DEFAULT_CONNECTION_LIMITS)."""
+    return lib.Limits(max_connections=1000, max_keepalive_connections=100)
+
+
 def recording_client(
     lib_name: str,
     *,
@@ -185,7 +190,10 @@ def recording_client(
     else:
         if base_url is None:
             raise ValueError("recording_client needs a mock (in-process) or a base_url (loopback)")
-        inner = lib.AsyncHTTPTransport()
+        # the openai SDK's own pool (what a LangChain user gets without a custom client),
+        # for every engine alike: httpx's default (100 connections, 20 kept alive) would
+        # queue requests in the harness's client as soon as a service has 100 in flight
+        inner = lib.AsyncHTTPTransport(limits=loopback_limits(lib))
     kwargs: dict[str, Any] = {}
     if timeout is not None:
         kwargs["timeout"] = timeout

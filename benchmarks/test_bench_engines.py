@@ -34,7 +34,7 @@ for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
 
 import pytest  # noqa: E402
 
-from bench.engines import ENGINE_NAMES, RunContext, create_engine  # noqa: E402
+from bench.engines import MAIN_ENGINES, RunContext, create_engine  # noqa: E402
 from bench.mockllm import MockLLM  # noqa: E402
 from bench.mockllm.transport import BASE_URL  # noqa: E402
 from scenarios import load_scenario  # noqa: E402
@@ -136,7 +136,7 @@ def loop():
 
 
 @pytest.mark.benchmark(group="engines-customer_returns")
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 def test_engine_customer_returns(benchmark, loop, engine_name):
     engine, prepared, scenario = loop.run_until_complete(_prepare(engine_name))
     for _ in range(10):  # warm-up: imports, tokenizer, caches, pools
@@ -151,7 +151,7 @@ def test_engine_customer_returns(benchmark, loop, engine_name):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", help="measure one engine in this process, print JSON")
-    parser.add_argument("--engines", default=",".join(ENGINE_NAMES))
+    parser.add_argument("--engines", default=",".join(MAIN_ENGINES))
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=30)
     args = parser.parse_args()

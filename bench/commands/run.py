@@ -12,6 +12,11 @@ from bench.commands import _handlers as handler_options
 HELP = "Measure engines on scenarios (isolated workers, interleaved rounds) into reports/<run-id>/."
 
 _LIST_HELP = "comma-separated names, or 'all' (default: all)"
+# bounds of the load phase's numbers (bench.runner.loadplan keeps the same)
+_MAX_RATE = 5000.0
+_MAX_PROCESSES = 64
+_WINDOW = (0.1, 60.0)
+_BUDGET = (1.0, 3600.0)
 
 # what the command line may ask for: past these a run plans more than a machine can hold
 REPEAT_RANGE = (1, 10_000)
@@ -70,6 +75,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip the TTFT phase (each engine's token stream on streaming_long_answer)",
     )
     handler_options.add_arguments(parser)
+    load = parser.add_argument_group("the open-loop load phase (load.jsonl)")
+    load.add_argument("--no-load", action="store_true", help="skip the load phase")
+    load.add_argument(
+        "--load-engines",
+        help="engines of the load phase, comma-separated; 'all' = every measured engine of "
+        "the run (default: raw, both schedulers, each LangChain stack's default and "
+        "production engines, as far as the run has them)",
+    )
+    load.add_argument(
+        "--load-rates",
+        help=f"offered rates in runs/s, comma-separated, each up to {_MAX_RATE:g} "
+        "(default 10,25,50,100,200,400; --quick: 20)",
+    )
+    load.add_argument(
+        "--load-processes",
+        help=f"engine process counts, comma-separated, 1..{_MAX_PROCESSES} (default: 1 and "
+        "the machine's cores)",
+    )
+    load.add_argument(
+        "--load-window",
+        type=float,
+        help=f"seconds of measured arrivals per level, {_WINDOW[0]:g}..{_WINDOW[1]:g} "
+        "(default 1; --quick: 0.5)",
+    )
+    load.add_argument(
+        "--load-budget",
+        type=float,
+        help=f"seconds the phase may take, {_BUDGET[0]:g}..{_BUDGET[1]:g}; engines left "
+        "after it are skipped (default 300; --quick: 90)",
+    )
 
 
 def _names(value: str | None, valid: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -108,6 +143,40 @@ def _levels(value: str | None) -> tuple[int, ...] | None:
             f"--concurrency: at most {MAX_CONCURRENCY_LEVELS} levels, not {len(levels)}"
         )
     return levels
+
+
+def _numbers(option: str, value: str | None, kind: type, low: float, high: float) -> tuple | None:
+    """A comma-separated list of numbers within [low, high] (``--load-rates``, ...)."""
+    from bench.cli import UsageError
+
+    if value is None:
+        return None
+    try:
+        numbers = tuple(kind(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise UsageError(f"{option}: expected {kind.__name__}s like 10,50, not {value!r}") from None
+    if not numbers:
+        raise UsageError(f"{option}: no values given")
+    bad = [n for n in numbers if not low <= n <= high or n != n]
+    if bad or (kind is float and 0 in numbers):
+        shown = ", ".join(f"{n:g}" for n in bad or [0])
+        span = f"above 0 and at most {high:g}" if kind is float else f"{low:g}..{high:g}"
+        raise UsageError(f"{option}: {shown} out of range (each must be {span})")
+    return tuple(dict.fromkeys(numbers))
+
+
+def _bounded(option: str, value: float | None, low: float, high: float) -> None:
+    from bench.cli import UsageError
+
+    if value is not None and not low <= value <= high:
+        raise UsageError(f"{option} must be between {low:g} and {high:g}, not {value:g}")
+
+
+def _check_load(args: argparse.Namespace) -> None:
+    _numbers("--load-rates", args.load_rates, float, 0.0, _MAX_RATE)
+    _numbers("--load-processes", args.load_processes, int, 1, _MAX_PROCESSES)
+    _bounded("--load-window", args.load_window, *_WINDOW)
+    _bounded("--load-budget", args.load_budget, *_BUDGET)
 
 
 def _check_counts(args: argparse.Namespace) -> None:
@@ -158,7 +227,36 @@ def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) 
         values["footprint"] = False
     if args.no_ttft:
         values["ttft"] = False
+    values.update(_load_values(args, known, values["engines"]))
     return RunConfig(**values)
+
+
+def _load_values(
+    args: argparse.Namespace, known: tuple[str, ...], engines: tuple[str, ...]
+) -> dict[str, Any]:
+    """The RunConfig fields the ``--load-*`` options set."""
+    from bench.runner.plan import measured
+
+    values: dict[str, Any] = {}
+    if args.no_load:
+        values["load"] = False
+    if args.load_engines is not None:
+        if args.load_engines.strip() == "all":
+            values["load_engines"] = measured(engines)
+        else:
+            values["load_engines"] = _names(args.load_engines, known, "load-engines")
+    rates = _numbers("--load-rates", args.load_rates, float, 0.0, _MAX_RATE)
+    if rates is not None:
+        values["load_rates"] = tuple(sorted(rates))
+        values["load_start_rate"] = min(rates, key=lambda r: abs(r - 50.0))
+    processes = _numbers("--load-processes", args.load_processes, int, 1, _MAX_PROCESSES)
+    if processes is not None:
+        values["load_processes"] = tuple(sorted(processes))
+    if args.load_window is not None:
+        values["load_window_s"] = args.load_window
+    if args.load_budget is not None:
+        values["load_budget_s"] = args.load_budget
+    return values
 
 
 # options that, given with --resume, must agree with the stored run
@@ -177,6 +275,12 @@ _RESUME_FIELDS = {
     "no_throughput": "throughput",
     "no_footprint": "footprint",
     "no_ttft": "ttft",
+    "no_load": "load",
+    "load_engines": "load_engines",
+    "load_rates": "load_rates",
+    "load_processes": "load_processes",
+    "load_window": "load_window_s",
+    "load_budget": "load_budget_s",
 }
 
 
@@ -228,6 +332,8 @@ def run(args: argparse.Namespace) -> int:
     from scenarios import ScenarioError, load_scenarios
 
     _check_counts(args)
+    _check_load(args)
+    _levels(args.concurrency)
     handlers = handler_options.policy(args)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out DIR (the run to continue)")

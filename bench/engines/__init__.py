@@ -10,10 +10,13 @@ from __future__ import annotations
 import importlib
 
 from bench.engines.base import Engine, RunContext, RunRecord, ToolCallRecord
-from bench.engines.registry import ENGINE_NAMES, REGISTRY, UnknownEngineError
+from bench.engines.registry import ENGINE_NAMES, REGISTRY, UnknownEngineError, engines_where
 
 # engine name -> "module:Class"; the order is the report's order
 ENGINES: dict[str, str] = {name: spec.target for name, spec in REGISTRY.items()}
+# the engines that run in the harness's own interpreter (the others run in their own
+# environments, bench.envs: only their workers can import them)
+MAIN_ENGINES: tuple[str, ...] = engines_where(environment="main")
 
 
 def create_engine(name: str) -> Engine:
@@ -27,6 +30,7 @@ def create_engine(name: str) -> Engine:
 __all__ = [
     "ENGINES",
     "ENGINE_NAMES",
+    "MAIN_ENGINES",
     "Engine",
     "RunContext",
     "RunRecord",

@@ -33,6 +33,7 @@ TERMINATIONS: dict[str, str] = {
     "tool_error": "a tool's exception ended the run",
     "parse_error": "the model's text could not be parsed (ReAct)",
     "invalid_tool_call": "the run ended on a tool call whose arguments did not parse",
+    "unknown_tool": "the run ended on a call to a tool the agent does not have",
     "empty_answer": "the run returned an empty answer",
     "length": "the model's output limit cut the answer",
     "content_filter": "the provider's filter withheld the answer",

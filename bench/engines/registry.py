@@ -11,8 +11,16 @@ Roles, and why ratios are only taken inside them:
 ==================  ================================================================
 ``floor``           the least any agent must do (a bare HTTP loop): the physical limit
 ``self-built``      our scheduler
-``framework``       an agent framework (LangChain, later the peers)
+``framework``       an agent framework (LangChain, and the peers: the OpenAI Agents SDK,
+                    PydanticAI, LlamaIndex, Agno, Strands)
 ==================  ================================================================
+
+``environment`` names the virtualenv the engine's workers run in (``bench.envs``; ``main``
+is the harness's own interpreter): each peer family and each LangChain line of the version
+matrix has its own. Each peer also has an outcome-only ``<peer>-retries`` variant with the
+retry policy normalised (``bench.engines.peers``). The version matrix's engines
+(``version_line``) run a few happy-path ``scenarios`` and carry the size of their changes to
+today's baseline (``adapter_code``).
 
 ``configuration`` says which question an engine answers: ``default`` — what you get out of
 the box (the docs' example; for our side the loop with its production guards off) — or
@@ -70,6 +78,15 @@ class EngineSpec:
     # "built-in" (the framework's own features, configured) or "custom" (code its users
     # write); targets as bench.codesize reads them (file, directory or file.py::name)
     config_code: tuple[tuple[str, str], ...] = ()
+    # the LangChain version matrix: the line this engine pins ("0.1", ... "1"); None for
+    # every other engine. The report keeps these out of the family columns (versions.json)
+    version_line: str | None = None
+    # only these scenarios, and no TTFT or load phase (the version matrix keeps its cost
+    # small); empty: every scenario and every phase
+    scenarios: tuple[str, ...] = ()
+    # the statements of a version adapter's changes to today's baseline code, as
+    # bench.codesize targets (empty: the baseline runs unchanged)
+    adapter_code: tuple[str, ...] = ()
 
     @property
     def role_label(self) -> str:
@@ -80,6 +97,9 @@ class EngineSpec:
 
 
 _LC_EXECUTOR_MODES = ("verbose", "set-debug", "run-tree")
+# the debug capture runs engines in the harness's own interpreter: engines of other
+# environments have no mode it can capture (their debuggability is not scored yet)
+_NOT_CAPTURED: tuple[str, ...] = ()
 _LC_GRAPH_MODES = ("set-debug", "graph-debug", "stream-debug", "run-tree")
 _SCHEDULER_MODES = ("tree", "json")
 _SCHEDULER_STACK = ("scheduler", "httpx")
@@ -278,6 +298,170 @@ SPECS: tuple[EngineSpec, ...] = (
     ),
 )
 
+
+def _peer(
+    name: str,
+    cls: str,
+    family: str,
+    label: str,
+    description: str,
+    stack: tuple[str, ...],
+    style: EngineStyle,
+    *,
+    streams: bool = False,
+    variant_style: EngineStyle,
+) -> tuple[EngineSpec, EngineSpec]:
+    """A peer framework's engine with its defaults, and its outcome-only variant with
+    retries normalised (``bench.engines.peers``): the same adapter module, one environment."""
+    module = f"bench.engines.{family.replace('-', '_')}_engine"
+    default = EngineSpec(
+        name,
+        f"{module}:{cls}Engine",
+        family,
+        label,
+        "framework",
+        "default",
+        streams,
+        description,
+        stack,
+        _NOT_CAPTURED,
+        style,
+        environment=family,
+    )
+    retries = EngineSpec(
+        f"{name}-retries",
+        f"{module}:{cls}RetriesEngine",
+        family,
+        label,
+        "framework",
+        "default",
+        streams,
+        f"{name} with retries normalised: the client retries limits.max_retries times, "
+        "honouring Retry-After, no framework retry on top",
+        stack,
+        _NOT_CAPTURED,
+        variant_style,
+        environment=family,
+        outcome_only=True,
+        variant_of=name,
+    )
+    return default, retries
+
+
+PEER_SPECS: tuple[EngineSpec, ...] = (
+    *_peer(
+        "openai-agents",
+        "OpenAIAgents",
+        "openai-agents",
+        "OpenAI Agents SDK",
+        "OpenAI Agents SDK: Agent + Runner.run on OpenAIChatCompletionsModel, tracing off",
+        ("agents",),
+        EngineStyle("#F0E442", "<", "\\\\.", (0, (1, 1))),
+        variant_style=EngineStyle("#F7F0A0", ">", "||", (0, (1, 2))),
+    ),
+    *_peer(
+        "pydantic-ai",
+        "PydanticAI",
+        "pydantic-ai",
+        "PydanticAI",
+        "PydanticAI: Agent on OpenAIChatModel + OpenAIProvider(base_url=...)",
+        ("pydantic_ai", "pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
+        EngineStyle("#AA4499", "8", "--.", (0, (4, 1, 1, 1))),
+        variant_style=EngineStyle("#C77CA0", "p", "-|", (0, (4, 2, 1, 2))),
+    ),
+    *_peer(
+        "llamaindex",
+        "LlamaIndex",
+        "llamaindex",
+        "LlamaIndex",
+        "LlamaIndex: FunctionAgent + OpenAILike (streams its LLM calls by default)",
+        ("llama_index.core.agent.workflow", "llama_index.llms.openai_like"),
+        EngineStyle("#44AA99", "H", "O", (0, (6, 2))),
+        streams=True,
+        variant_style=EngineStyle("#9FD8CE", "8", "O.", (0, (6, 3, 1, 3))),
+    ),
+    *_peer(
+        "agno",
+        "Agno",
+        "agno",
+        "Agno",
+        "Agno: Agent(model=OpenAILike(...), telemetry=False), arun",
+        ("agno.agent", "agno.models.openai.like"),
+        EngineStyle("#332288", "1", "*", (0, (2, 2))),
+        variant_style=EngineStyle("#8877CC", "2", "**", (0, (2, 4))),
+    ),
+    *_peer(
+        "strands",
+        "Strands",
+        "strands",
+        "Strands Agents",
+        "Strands Agents: Agent + OpenAIModel (streams), callback printing off",
+        ("strands", "strands.models.openai"),
+        EngineStyle("#DDCC77", "_", "..|", (0, (3, 3))),
+        streams=True,
+        variant_style=EngineStyle("#EEE3B0", "|", "..-", (0, (3, 5))),
+    ),
+)
+
+# the LangChain version matrix: today's AgentExecutor baseline on the last release of each
+# line, each in its own environment, on a few happy-path scenarios (bench.engines.lc_versions)
+VERSION_SCENARIOS = ("customer_returns", "single_tool", "sequential_chain", "parallel_tool_calls")
+_OLD_EXECUTOR_STACK = ("langchain.agents", "langchain_openai")
+_ADAPTERS = "bench/engines/lc_versions.py::"
+_IMPORTS_MOVED = _ADAPTERS + "agent_executor_from_langchain_agents"
+_PYDANTIC_V1_TOOLS = _ADAPTERS + "args_schema_as_pydantic_v1_model"
+_NO_STREAM_USAGE = _ADAPTERS + "chat_model_without_stream_usage"
+
+
+def _version(
+    line: str, cls: str, stack: tuple[str, ...], adapters: tuple[str, ...], style: EngineStyle
+) -> EngineSpec:
+    return EngineSpec(
+        f"lc-agentexecutor@{line}",
+        f"bench.engines.lc_versions:AgentExecutor{cls}Engine",
+        "langchain",
+        "LangChain",
+        "framework",
+        "default",
+        True,
+        f"today's AgentExecutor baseline (lc-agentexecutor) on the last LangChain {line} release",
+        stack,
+        _NOT_CAPTURED,
+        style,
+        environment=f"langchain-{line}",
+        version_line=line,
+        scenarios=VERSION_SCENARIOS,
+        adapter_code=adapters,
+    )
+
+
+VERSION_SPECS: tuple[EngineSpec, ...] = (
+    _version(
+        "0.1",
+        "01",
+        _OLD_EXECUTOR_STACK,
+        (_IMPORTS_MOVED, _PYDANTIC_V1_TOOLS, _NO_STREAM_USAGE),
+        EngineStyle("#7F2704", "3", "x.", (0, (8, 2))),
+    ),
+    _version(
+        "0.2",
+        "02",
+        _OLD_EXECUTOR_STACK,
+        (_IMPORTS_MOVED, _PYDANTIC_V1_TOOLS),
+        EngineStyle("#A63603", "4", "x-", (0, (8, 2, 2, 2))),
+    ),
+    _version(
+        "0.3",
+        "03",
+        _OLD_EXECUTOR_STACK,
+        (_IMPORTS_MOVED,),
+        EngineStyle("#D94801", "+", "x|", (0, (8, 4))),
+    ),
+    _version("1", "1", _EXECUTOR_STACK, (), EngineStyle("#F16913", "x", "x/", (0, (8, 4, 2, 4)))),
+)
+
+SPECS = SPECS + PEER_SPECS + VERSION_SPECS
+
 REGISTRY: dict[str, EngineSpec] = {spec.name: spec for spec in SPECS}
 ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order
 
@@ -285,6 +469,8 @@ ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order
 REPRESENTATIVE: dict[str, str] = {
     "langchain": "lc-create-agent",
     "scheduler": "scheduler",
+    # each peer family: its engine with the framework's defaults (not the -retries variant)
+    **{s.family: s.name for s in PEER_SPECS if not s.outcome_only},
 }
 
 

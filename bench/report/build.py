@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.report import charts as charts_mod
-from bench.report import sections
+from bench.report import loadreport, sections
 from bench.report.catalogue import catalogue_section
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
 from bench.report.facts import Facts, compute_facts
@@ -73,6 +73,7 @@ def build_document(
         sections.when_to_choose(data, facts, slots),
         sections.performance(data, slots),
         sections.where_time_goes(data, slots),
+        loadreport.load_phase(data, slots),
         sections.tokens(data, slots),
         sections.footprint(data, facts, slots),
         sections.debuggability(data, slots),

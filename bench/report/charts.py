@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from bench.report import analysis
+from bench.report import analysis, loadreport
 from bench.report.model import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
 from bench.results import fmt
@@ -572,6 +572,125 @@ def fault_matrix(fm: pd.DataFrame) -> Figure:
     return fig
 
 
+def load_latency(frame: pd.DataFrame) -> Figure:
+    """p50 (solid) and p99 (dashed) latency from the scheduled start against the offered
+    rate, per engine; one panel per process count. Hollow markers: not sustained."""
+    frame = _require(frame, "load levels", "p50_ms")
+    counts = sorted(frame["processes"].unique())
+    fig = _fig(4.6 * len(counts) + 1.2, 4.8)
+    axes = fig.subplots(1, len(counts), squeeze=False, sharey=True)[0]
+    engines = order_engines(frame["engine"])
+    target = float(frame["target_ms"].max())
+    scripted = float(frame["scripted_ms"].max())
+    for ax, processes in zip(axes, counts, strict=True):
+        g = frame[frame["processes"] == processes]
+        for engine in engines:
+            e = g[g["engine"] == engine].sort_values("rate")
+            if e.empty:
+                continue
+            st = style(engine)
+            for column, linestyle, label in (
+                ("p50_ms", "-", f"{engine} p50"),
+                ("p99_ms", "--", f"{engine} p99"),
+            ):
+                ax.plot(
+                    e["rate"], e[column], color=st.color, linestyle=linestyle, lw=1.3,
+                    label=label,
+                )  # fmt: skip
+                for filled in (True, False):
+                    part = e[e["sustained"] == filled]
+                    ax.plot(
+                        part["rate"], part[column], linestyle="none", marker=st.marker,
+                        markersize=5, color=st.color, markeredgecolor="black",
+                        markeredgewidth=0.5, markerfacecolor=st.color if filled else "white",
+                    )  # fmt: skip
+        ax.axhline(target, color="#D55E00", lw=0.9, ls=":")
+        ax.axhline(scripted, color="grey", lw=0.8, ls="-.")
+        _plain_log(ax, "x")
+        rates = sorted(g["rate"].unique())
+        ax.set_xticks(rates, [f"{r:g}" for r in rates])
+        ax.minorticks_off()
+        ax.text(
+            0.01, target, f" target p95 {fmt.ms(target, seconds_from=1000)}",
+            transform=ax.get_yaxis_transform(), va="bottom", fontsize=7, color="#D55E00",
+        )  # fmt: skip
+        ax.set_xlabel("offered load (runs/s, Poisson arrivals, log)")
+        ax.set_title(f"{processes} engine process{'es' if processes > 1 else ''}")
+    axes[0].set_ylabel("latency from the scheduled start (ms)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=7)
+    fig.suptitle(
+        "Latency against offered load (open loop): solid p50, dashed p99, hollow = rate not "
+        "sustained; grey: the mock's scripted latency"
+    )
+    return fig
+
+
+def capacity(frame: pd.DataFrame) -> Figure:
+    """Per engine and process count: the highest rate sustained within the latency target
+    (bar; thin line up to the first rate not sustained), and the cores 100 runs/s need."""
+    frame = _require(frame, "capacity measurements", "engine")
+    engines = order_engines(frame["engine"])
+    counts = sorted(frame["processes"].unique())
+    fig = _fig(10, 1.2 + 0.55 * len(engines) * max(1, len(counts)) ** 0.5)
+    a1, a2 = fig.subplots(1, 2, sharey=True)
+    height = 0.8 / len(counts)
+    for i, engine in enumerate(engines):
+        st = style(engine)
+        for j, processes in enumerate(counts):
+            row = frame[(frame["engine"] == engine) & (frame["processes"] == processes)]
+            if row.empty:
+                continue
+            r = row.iloc[0]
+            y = i - 0.4 + height * (j + 0.5)
+            kw = {
+                "height": height * 0.9, "color": st.color, "edgecolor": "#333333",
+                "linewidth": 0.6, "hatch": st.hatch, "alpha": 1.0 if j == 0 else 0.55,
+            }  # fmt: skip
+            rate = r["rate"]
+            a1.barh(y, 0 if pd.isna(rate) else rate, **kw)
+            if not pd.isna(rate) and not pd.isna(r["above"]):
+                a1.plot([rate, r["above"]], [y, y], color="black", lw=0.8)
+            text = (
+                f"< {r['below_all']:g}" if pd.isna(rate)
+                else ("≥ " if r["censored"] else "") + f"{rate:g}"
+            )  # fmt: skip
+            end = 0 if pd.isna(rate) else rate if pd.isna(r["above"]) else r["above"]
+            a1.annotate(
+                f"{text}  ({processes} proc)", (end, y),
+                xytext=(4, 0), textcoords="offset points", va="center", fontsize=7,
+            )  # fmt: skip
+            cores = r["cores_100"]
+            a2.barh(y, 0 if pd.isna(cores) else cores, **kw)
+            if not pd.isna(cores) and not pd.isna(r["cores_low"]):
+                a2.errorbar(
+                    cores, y, xerr=[[cores - r["cores_low"]], [r["cores_high"] - cores]],
+                    fmt="none", ecolor="black", capsize=2, lw=0.8,
+                )  # fmt: skip
+    a1.set_yticks(range(len(engines)), [_label(e) for e in engines])
+    a1.invert_yaxis()
+    a1.axvline(100, color="grey", lw=0.8, ls=":")
+    a1.set_xscale("symlog", linthresh=10)
+    a1.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
+    a1.set_xlim(
+        0,
+        max(float(np.nanmax(frame[["rate", "above"]].to_numpy(dtype=float), initial=100)), 100)
+        * 2.5,
+    )
+    a1.set_xlabel("runs/s sustained with p95 within the target (symlog)")
+    a1.set_title("Capacity at the latency target")
+    a2.axvline(1, color="grey", lw=0.8, ls=":")
+    a2.set_xlabel("cores for 100 runs/s (CPU per run under load × 100; 95 % CI)")
+    a2.set_title("Cores needed for 100 runs/s")
+    a2.tick_params(labelleft=False)
+    target = float(frame["target_ms"].max())
+    fig.suptitle(
+        f"Capacity per engine and process count (p95 ≤ {fmt.ms(target, seconds_from=1000)}; "
+        "paler bar: more processes)"
+    )
+    return fig
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -616,6 +735,23 @@ CHARTS: tuple[ChartSpec, ...] = (
         "One engine process under increasing concurrency, for each LLM latency profile. "
         "Dotted line: 100 runs/s, the article's threshold for a custom loop.",
         lambda d: throughput(d.throughput),
+    ),
+    ChartSpec(
+        "load_latency",
+        "Latency against offered load",
+        "The open-loop load phase: runs start at Poisson arrival times whatever the engine's "
+        "state, and latency counts from each run's scheduled start, so queueing shows as the "
+        "curve bends up. Solid: p50, dashed: p99; hollow markers: the rate was not sustained "
+        "(p95 over the target, errors, or an early stop).",
+        lambda d: load_latency(loadreport.load_frame(d.load_levels)),
+    ),
+    ChartSpec(
+        "capacity",
+        "Capacity per engine and process count",
+        "The highest offered rate each engine sustained with its p95 within the target (thin "
+        "line: up to the first rate it did not), and the cores 100 runs/s need at the CPU per "
+        "run measured under load.",
+        lambda d: capacity(loadreport.capacity_frame(d.load_levels)),
     ),
     ChartSpec(
         "overhead_share",

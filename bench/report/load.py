@@ -12,6 +12,7 @@ row typed, corrupt lines counted); this module turns it into the report's frames
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
 - ``catalogue.json``    → ``catalogue`` (the customisation catalogue, ``schedbench catalogue``)
+- ``load.jsonl``        → ``load_levels``, ``mock_ceilings`` (``bench.results.metrics``)
 - ``meta.json``'s ``code_size`` → ``code_size`` (counted when the run was made, by
   ``bench.codesize``: the report never reads the working tree)
 
@@ -242,6 +243,8 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         ttft=ttft,
         profile=tuple(folder.profile),
         catalogue=folder.catalogue,
+        load_levels=tuple(metrics.load_levels(folder.load, seed=folder.seed)),
+        mock_ceilings=tuple(metrics.mock_ceilings(folder.load)),
         run_dir=folder.directory,
         notes=tuple(notes),
     )

@@ -15,6 +15,9 @@ Frames and their columns (one row per ...):
 ``ttft``          one run of the TTFT phase: ``TTFT_COLUMNS``
 ``code_size``     one measured piece of code: ``CODE_SIZE_COLUMNS``
 
+and, not a frame, the load phase as judged by ``bench.results.metrics``: ``load_levels``
+(one ``LoadLevel`` per engine × processes × offered rate) and ``mock_ceilings``.
+
 Optional frames may be ``None`` (not measured in this run); the report then skips what
 depends on them and says so. Text columns (scenario names, descriptions, final answers,
 errors) come from scenario files and tools: the renderers treat them as untrusted.
@@ -175,6 +178,8 @@ class RunData:
     ttft: pd.DataFrame | None = None
     profile: tuple[Any, ...] = ()  # profile.jsonl rows (bench.results.rows.ProfileRow)
     catalogue: Any = None  # catalogue.json (bench.results.rows.CatalogueRecord), None: not run
+    load_levels: tuple[Any, ...] = ()  # bench.results.metrics.LoadLevel
+    mock_ceilings: tuple[Any, ...] = ()  # bench.results.metrics.MockCeiling
     run_dir: Path | None = None
     notes: tuple[str, ...] = ()  # what the adapter could not read, for the caveats
 

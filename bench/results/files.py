@@ -8,10 +8,12 @@ reports/<run-id>/
   throughput.jsonl   one line per engine × latency profile × concurrency level
   ttft.jsonl         one line per run of the TTFT phase (warm-up and timed)
   profile.jsonl      one line per engine × scenario of the profiling probe (``schedbench probe``)
+  load.jsonl         one line per engine × processes × offered rate of the load phase
   summary.csv        engine × scenario × latency statistics (rebuilt from runs.jsonl)
   footprint.csv      per engine
   throughput.csv     per engine × latency profile × concurrency level
   ttft.csv           per engine: time to first token through its user-facing stream
+  load.csv           per engine × processes × offered rate: latency, throughput, CPU
   debuggability.csv  engine × debug mode × scenario (``schedbench debug-score``)
   catalogue.json     the customisation catalogue and false simplicity (``schedbench catalogue``)
   logs/              stderr of worker processes (kept when not empty)
@@ -38,10 +40,12 @@ FOOTPRINT = "footprint.jsonl"
 THROUGHPUT = "throughput.jsonl"
 TTFT = "ttft.jsonl"
 PROFILE = "profile.jsonl"
+LOAD = "load.jsonl"
 SUMMARY = "summary.csv"
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"
 TTFT_CSV = "ttft.csv"
+LOAD_CSV = "load.csv"
 DEBUG_CSV = "debuggability.csv"
 CATALOGUE = "catalogue.json"
 LOGS = "logs"
@@ -51,6 +55,7 @@ RUN_KEY = ("engine", "scenario", "latency", "transport", "round", "repeat", "pha
 THROUGHPUT_KEY = ("engine", "scenario", "latency", "transport", "concurrency")
 TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
 PROFILE_KEY = ("engine", "scenario")
+LOAD_KEY = ("kind", "engine", "scenario", "latency", "transport", "processes", "rate", "stream")
 
 
 def clean(value: Any) -> Any:

@@ -5,10 +5,10 @@
 - ``meta.json``: must be a JSON object of a known ``schema_version`` major; anything else
   is a ``BadMeta`` whose message is one line naming the file and the reason. An absent
   meta.json is allowed (an empty ``meta`` plus a note): rows alone are still a run.
-- ``runs.jsonl``, ``ttft.jsonl``, ``throughput.jsonl``, ``footprint.jsonl``: one typed row
-  per valid line (``bench.results.rows``). A line that is not JSON, not an object, or has a
-  field of the wrong type (a torn last line included) is skipped and recorded as a
-  ``Skipped`` (file, line number, reason): consumers print them and count them.
+- ``runs.jsonl``, ``ttft.jsonl``, ``throughput.jsonl``, ``footprint.jsonl``, ``load.jsonl``:
+  one typed row per valid line (``bench.results.rows``). A line that is not JSON, not an
+  object, or has a field of the wrong type (a torn last line included) is skipped and
+  recorded as a ``Skipped`` (file, line number, reason): consumers print them and count them.
 - ``debuggability.csv`` (when the run was scored): typed the same way, per CSV line.
 - ``profile.jsonl`` (when the profiling probe ran: ``schedbench probe``): typed likewise.
 - ``catalogue.json`` (when ``schedbench catalogue`` ran): one JSON document, its cells and
@@ -34,6 +34,8 @@ from bench.results.files import (
     CATALOGUE,
     DEBUG_CSV,
     FOOTPRINT,
+    LOAD,
+    LOAD_KEY,
     META,
     PROFILE,
     PROFILE_KEY,
@@ -51,6 +53,7 @@ from bench.results.rows import (
     CatalogueRecord,
     DebugRow,
     FootprintRow,
+    LoadRow,
     Meta,
     ProfileRow,
     RunRow,
@@ -66,6 +69,7 @@ MODELS: dict[str, type[BaseModel]] = {
     TTFT: TtftRow,
     THROUGHPUT: ThroughputRow,
     FOOTPRINT: FootprintRow,
+    LOAD: LoadRow,
     DEBUG_CSV: DebugRow,
     PROFILE: ProfileRow,
 }
@@ -313,6 +317,7 @@ class RunFolder:
     ttft: list[TtftRow]  # likewise for the TTFT phase
     throughput: list[ThroughputRow]  # the latest row of each level
     footprint: list[FootprintRow]
+    load: list[LoadRow]  # the latest row of each load level (and mock probe)
     debuggability: list[DebugRow] | None  # None: the run was not scored
     skipped: tuple[Skipped, ...]  # corrupt lines of every file
     notes: tuple[str, ...]  # what is absent (meta.json), for the caveats
@@ -368,9 +373,8 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
     if meta is None:
         meta = {}
         notes.append(f"{META} not found: environment unknown.")
-    parts = {
-        name: read_rows(directory / name) for name in (RUNS, TTFT, THROUGHPUT, FOOTPRINT, PROFILE)
-    }
+    names = (RUNS, TTFT, THROUGHPUT, FOOTPRINT, PROFILE, LOAD)
+    parts = {name: read_rows(directory / name) for name in names}
     debug = None
     if (directory / DEBUG_CSV).exists():
         debug = read_csv_rows(directory / DEBUG_CSV, DebugRow)
@@ -384,6 +388,7 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
         ttft=latest(parts[TTFT].rows, TTFT_KEY),
         throughput=latest(parts[THROUGHPUT].rows, THROUGHPUT_KEY),
         footprint=parts[FOOTPRINT].rows,
+        load=latest(parts[LOAD].rows, LOAD_KEY),
         debuggability=debug.rows if debug else None,
         skipped=tuple(skipped),
         notes=tuple(notes),

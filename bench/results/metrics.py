@@ -16,6 +16,11 @@ attribute, ``None`` or NaN is "not measured". Statistics come from ``bench.resul
 - the **profiling probe** of an engine (``profile_by_engine``): calls per LLM step, the
   marginal calls of one more tool call and one more step (``profile_marginals``), stack
   depths, and the share of a run's time per package group (``profile_shares``).
+- the **load phase**: a level judged (``load_level``: percentiles from each run's scheduled
+  start, CPU per run under load, sustained or not), the **capacity** of a sweep at the
+  latency target (``capacity``: the highest sustained rate, cores needed for 100 runs/s),
+  the rate an engine **saturates** at (``saturation_rate``), one engine's **tail** against
+  another's at each rate (``tail_ratio``) and the **mock's ceiling** (``mock_ceilings``).
 """
 
 from __future__ import annotations
@@ -569,4 +574,336 @@ def profile_by_engine(rows: Sequence[ProfileRow]) -> list[dict[str, Any]]:
             [x for x in (_ratio(r.mock_ms, r.wall_ms) for r in ok) if x is not None]
         )
         out.append(entry)
+    return out
+
+
+# the open-loop load phase (load.jsonl)
+
+LOAD_ERROR_BUDGET = 0.01  # a level sustains its rate with at most this share of bad runs
+# … and completes at least this share of its offered rate: "well below" only, since over a
+# 1 s window the completions in the interval and the arrivals in the window are two
+# Poisson counts (±10 % each at 100 runs/s); an engine falling behind fails its p95 first
+LOAD_ACHIEVED_FLOOR = 0.5
+LOAD_INTERVAL_SAMPLED = 0.9  # achieved rate only over (nearly) the whole interval
+MOCK_BUSY = 0.8  # a mock process this busy (CPU s per s) may be what limits a level
+CONTENDED = 0.25  # other processes on the machine used this many cores: a contended level
+CAPACITY_RATE = 100.0  # runs/s: the rate "cores needed" is given for (the article's claim)
+LoadKey = tuple[str, int]  # engine, processes
+
+
+@dataclass(frozen=True)
+class LoadLevel:
+    """One level of the load phase, judged (docs/measurement.md, "The load phase")."""
+
+    engine: str
+    processes: int
+    rate: float  # offered runs/s, all processes together
+    scenario: str
+    profile: str  # the mock's latency profile
+    target_ms: float
+    scripted_ms: float
+    scheduled: int  # measured runs that were due
+    ok: int
+    errors: int  # measured runs that completed wrongly, failed or raised
+    timeouts: int  # cut at the level's timeout, or by an early stop
+    not_run: int  # due after an early stop
+    offered_rate: float  # measured runs due ÷ the window
+    achieved_rate: float  # ok completions ÷ the throughput interval
+    percentiles: dict[float, stats.Estimate]  # 50, 95, 99 → latency (ms) from scheduled start
+    cpu_ms_per_run: stats.Estimate  # engine CPU ÷ ok completions, over the interval's slices
+    cores_used: float  # engine CPU seconds per wall second (all processes)
+    peak_rss_mb: float  # the largest engine process
+    mock_cpu_per_s: float  # the busiest mock process
+    host_cpu_per_s: float  # every process of the machine
+    other_cpu_per_s: float  # of it, neither the engine's processes nor the mock's
+    start_lag_p99_ms: float  # how late the generator started runs
+    stopped: str | None
+    sustained: bool
+    why_not: tuple[str, ...]  # why the level is not sustained (empty when it is)
+
+    @property
+    def key(self) -> LoadKey:
+        return (self.engine, self.processes)
+
+    @property
+    def p95(self) -> stats.Estimate:
+        return self.percentiles[95.0]
+
+    @property
+    def mock_busy(self) -> bool:
+        """The mock may have been the bottleneck: one of its processes near a full core."""
+        return self.mock_cpu_per_s >= MOCK_BUSY
+
+    @property
+    def contended(self) -> bool:
+        """Other processes on the machine took ``CONTENDED`` cores or more during the level:
+        its verdict may say more about the machine than about the engine."""
+        return self.other_cpu_per_s >= CONTENDED
+
+
+def _float(v: object) -> float:
+    n = stats.number(v)
+    return math.nan if n is None else n
+
+
+def load_level(row: Any, *, seed: int = stats.DEFAULT_SEED) -> LoadLevel:
+    """A ``kind: "level"`` row of load.jsonl: its percentiles, CPU per run and verdict.
+
+    Sustained: the p95 of the latencies (each from the run's scheduled start; timeouts and
+    cut runs at their censored value) within the target, at most ``LOAD_ERROR_BUDGET`` of
+    the measured runs bad (wrong, failed, timed out, cut), ok completions at
+    ``LOAD_ACHIEVED_FLOOR`` × the offered rate or more, and no early stop (the generator
+    stops a level only once one of these has certainly failed; its percentiles are then
+    lower bounds, and its achieved rate unknown: the interval was cut short).
+    """
+    rate = float(row.rate)
+    scheduled = int(row.scheduled or 0)
+    errors = int((row.wrong or 0) + (row.failed or 0))
+    timeouts = int((row.timeouts or 0) + (row.cut or 0))
+    slices = list(row.cpu_slices)
+    ids = (row.engine, int(row.processes), rate)
+    percentiles = stats.bootstrap_percentiles(
+        row.latencies_ms, seed=stats.seed_for(seed, "load latency", *ids)
+    )
+    cpu = stats.bootstrap_ratio_of_sums(
+        [c * 1000 for c, _ in slices],
+        [n for _, n in slices],
+        seed=stats.seed_for(seed, "load cpu", *ids),
+    )
+    interval, window = _float(row.interval_s), _float(row.window_s)
+    # the interval is as long as the window; a level stopped early sampled part of it only
+    complete = interval > 0 and interval >= LOAD_INTERVAL_SAMPLED * window
+    achieved = (row.completions or 0) / interval if complete else math.nan
+    offered = scheduled / window if window > 0 else math.nan
+    target = _float(row.target_ms)
+    cores_used = (row.cpu_s or 0.0) / interval if interval > 0 else math.nan
+    why: list[str] = []
+    if row.stopped:
+        why.append(f"stopped early: {row.stopped}")
+    else:
+        if not (percentiles[95.0].point <= target):
+            why.append("p95 over the target")
+        bad = errors + timeouts
+        if scheduled == 0 or bad > LOAD_ERROR_BUDGET * scheduled:
+            why.append(f"{bad} of {scheduled} runs bad")
+        if not (achieved >= LOAD_ACHIEVED_FLOOR * rate):
+            why.append("achieved rate under the offered rate")
+    return LoadLevel(
+        engine=row.engine,
+        processes=int(row.processes),
+        rate=rate,
+        scenario=row.scenario,
+        profile=row.latency,
+        target_ms=target,
+        scripted_ms=_float(row.scripted_ms),
+        scheduled=scheduled,
+        ok=int(row.ok or 0),
+        errors=errors,
+        timeouts=timeouts,
+        not_run=int(row.not_run or 0),
+        offered_rate=offered,
+        achieved_rate=achieved,
+        percentiles=percentiles,
+        cpu_ms_per_run=cpu,
+        cores_used=cores_used,
+        peak_rss_mb=_float(row.peak_rss_mb),
+        mock_cpu_per_s=_float(row.mock_cpu_per_s),
+        host_cpu_per_s=_float(row.host_cpu_per_s),
+        other_cpu_per_s=_float(row.host_cpu_per_s)
+        - (row.engine_cpu_total_per_s or 0.0)
+        - (row.mock_cpu_total_per_s or 0.0),
+        start_lag_p99_ms=_float(row.start_lag_p99_ms),
+        stopped=row.stopped,
+        sustained=not why,
+        why_not=tuple(why),
+    )
+
+
+def load_levels(rows: Iterable[Any], *, seed: int = stats.DEFAULT_SEED) -> list[LoadLevel]:
+    """Every measured level of load.jsonl (mock probes and crashed levels left out), ordered
+    by engine (first seen), process count and rate."""
+    levels = [
+        load_level(r, seed=seed)
+        for r in rows
+        if getattr(r, "kind", None) == "level" and not is_crashed(r) and r.rate is not None
+    ]
+    order = order_index(dict.fromkeys(level.engine for level in levels))
+    return sorted(levels, key=lambda v: (order[v.engine], v.processes, v.rate))
+
+
+def by_sweep(levels: Iterable[LoadLevel]) -> dict[LoadKey, list[LoadLevel]]:
+    """Levels grouped by (engine, processes), each group by rate."""
+    out: dict[LoadKey, list[LoadLevel]] = {}
+    for level in levels:
+        out.setdefault(level.key, []).append(level)
+    return {k: sorted(v, key=lambda x: x.rate) for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The highest offered rate an engine sustained within the latency target, from its
+    sweep at one process count, and what it costs there."""
+
+    engine: str
+    processes: int
+    target_ms: float
+    rate: float | None  # the highest sustained rate (None: none of the rates measured)
+    above: float | None  # the lowest rate above it that was not sustained (None: none)
+    below_all: float | None  # no rate sustained: the lowest rate tried
+    p95: stats.Estimate | None  # latency at ``rate``
+    cpu_ms_per_run: stats.Estimate | None  # engine CPU per run measured at ``rate``
+    mock_busy: bool  # the mock was near its ceiling at ``rate`` or at ``above``
+    contended: bool  # other processes loaded the machine at ``rate`` or at ``above``
+
+    @property
+    def censored(self) -> bool:
+        """Sustained the highest rate tried: the capacity is at least ``rate``."""
+        return self.rate is not None and self.above is None
+
+    def cores_for(self, runs_per_s: float = CAPACITY_RATE) -> stats.Estimate | None:
+        """Cores busy at ``runs_per_s``: the CPU per run measured at capacity × the rate."""
+        if self.cpu_ms_per_run is None:
+            return None
+        return stats.scaled(self.cpu_ms_per_run, runs_per_s / 1000)
+
+
+def capacity(levels: Sequence[LoadLevel]) -> Capacity:
+    """``Capacity`` of one sweep (the levels of one engine and process count).
+
+    ``rate`` is the highest sustained rate below the lowest rate that was not sustained
+    (noise cannot lift it over a failure), ``above`` that lowest failure: the true capacity
+    lies in [``rate``, ``above``) on this grid. Cores for 100 runs/s use the CPU per run
+    measured under load at ``rate`` (its interval: a bootstrap over the 100 ms slices of
+    the level's throughput interval).
+    """
+    if not levels:
+        raise ValueError("capacity of an empty sweep")
+    ordered = sorted(levels, key=lambda v: v.rate)
+    first = ordered[0]
+    failed = [v for v in ordered if not v.sustained]
+    above = failed[0] if failed else None
+    passed = [v for v in ordered if v.sustained and (above is None or v.rate < above.rate)]
+    best = passed[-1] if passed else None
+    return Capacity(
+        engine=first.engine,
+        processes=first.processes,
+        target_ms=first.target_ms,
+        rate=best.rate if best is not None else None,
+        above=above.rate if above is not None else None,
+        below_all=None if best is not None else first.rate,
+        p95=best.p95 if best is not None else None,
+        cpu_ms_per_run=best.cpu_ms_per_run if best is not None else None,
+        mock_busy=any(v.mock_busy for v in (best, above) if v is not None),
+        contended=any(v.contended for v in (best, above) if v is not None),
+    )
+
+
+def capacities(levels: Iterable[LoadLevel]) -> dict[LoadKey, Capacity]:
+    """``capacity`` of every sweep, by (engine, processes)."""
+    return {key: capacity(group) for key, group in by_sweep(levels).items()}
+
+
+def saturation_rate(levels: Sequence[LoadLevel]) -> float | None:
+    """The lowest rate of a sweep the engine did not sustain (None: it sustained them all)."""
+    failed = [v.rate for v in levels if not v.sustained]
+    return min(failed) if failed else None
+
+
+def tail_ratio(
+    mine: Sequence[LoadLevel], theirs: Sequence[LoadLevel], q: float = 99.0
+) -> dict[float, stats.Estimate]:
+    """At each rate both sweeps measured: my ``q``-th latency percentile ÷ theirs, with an
+    interval from the two (independent) bootstraps."""
+    other = {v.rate: v for v in theirs}
+    return {
+        v.rate: stats.ratio_of_estimates(v.percentiles[q], other[v.rate].percentiles[q])
+        for v in sorted(mine, key=lambda x: x.rate)
+        if v.rate in other
+    }
+
+
+@dataclass(frozen=True)
+class MockCeiling:
+    """The mock's ceiling, measured by a bare client (``kind: "mock"`` rows)."""
+
+    stream: bool
+    processes: int
+    requests_per_s: float  # what the probe reached (limited by its own concurrency)
+    cpu_ms_per_request: float  # what each request cost the mock
+    concurrency: int
+
+    @property
+    def busy_at_requests_per_s(self) -> float:
+        """Requests/s at which every mock process would be busy all the time."""
+        if not self.cpu_ms_per_request > 0:
+            return math.nan
+        return self.processes * 1000 / self.cpu_ms_per_request
+
+
+def mock_ceilings(rows: Iterable[Any]) -> list[MockCeiling]:
+    """The mock probes of load.jsonl (JSON replies first, then streamed)."""
+    out = [
+        MockCeiling(
+            stream=bool(r.stream),
+            processes=int(r.processes),
+            requests_per_s=_float(r.requests_per_s),
+            cpu_ms_per_request=_float(r.mock_cpu_ms_per_request),
+            concurrency=int(r.concurrency or 0),
+        )
+        for r in rows
+        if getattr(r, "kind", None) == "mock" and not is_crashed(r)
+    ]
+    return sorted(out, key=lambda m: m.stream)
+
+
+LOAD_COLUMNS = [
+    "engine", "processes", "rate", "scenario", "latency", "target_ms", "scheduled", "ok",
+    "errors", "timeouts", "not_run", "offered_rate", "achieved_rate",
+    "p50_ms", "p50_ci_low", "p50_ci_high", "p95_ms", "p95_ci_low", "p95_ci_high",
+    "p99_ms", "p99_ci_low", "p99_ci_high", "cpu_ms_per_run", "cpu_ms_per_run_ci_low",
+    "cpu_ms_per_run_ci_high", "cores_used", "peak_rss_mb", "mock_cpu_per_s", "mock_busy",
+    "host_cpu_per_s", "other_cpu_per_s", "contended", "start_lag_p99_ms", "stopped",
+    "sustained", "why_not",
+]  # fmt: skip
+
+
+def load_record(level: LoadLevel) -> dict[str, Any]:
+    """One row of load.csv (``LOAD_COLUMNS``)."""
+    out: dict[str, Any] = {
+        "engine": level.engine,
+        "processes": level.processes,
+        "rate": level.rate,
+        "scenario": level.scenario,
+        "latency": level.profile,
+        "target_ms": level.target_ms,
+        "scheduled": level.scheduled,
+        "ok": level.ok,
+        "errors": level.errors,
+        "timeouts": level.timeouts,
+        "not_run": level.not_run,
+        "offered_rate": level.offered_rate,
+        "achieved_rate": level.achieved_rate,
+    }
+    for q in (50, 95, 99):
+        e = level.percentiles[float(q)]
+        out.update({f"p{q}_ms": e.point, f"p{q}_ci_low": e.low, f"p{q}_ci_high": e.high})
+    cpu = level.cpu_ms_per_run
+    out.update(
+        {
+            "cpu_ms_per_run": cpu.point,
+            "cpu_ms_per_run_ci_low": cpu.low,
+            "cpu_ms_per_run_ci_high": cpu.high,
+            "cores_used": level.cores_used,
+            "peak_rss_mb": level.peak_rss_mb,
+            "mock_cpu_per_s": level.mock_cpu_per_s,
+            "mock_busy": level.mock_busy,
+            "host_cpu_per_s": level.host_cpu_per_s,
+            "other_cpu_per_s": level.other_cpu_per_s,
+            "contended": level.contended,
+            "start_lag_p99_ms": level.start_lag_p99_ms,
+            "stopped": level.stopped,
+            "sustained": level.sustained,
+            "why_not": "; ".join(level.why_not),
+        }
+    )
     return out

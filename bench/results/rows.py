@@ -100,6 +100,65 @@ class ThroughputRow(Row):
     error: str | None = None
 
 
+class LoadRow(Row):
+    """One line of load.jsonl: the open-loop load phase (docs/measurement.md, "Load").
+
+    ``kind: "level"`` — one engine × process count × offered rate: Poisson arrivals, every
+    run's latency measured from its *scheduled* start. ``kind: "mock"`` — the mock's own
+    ceiling, measured by a bare client hammering it (``engine`` names the client).
+    """
+
+    kind: Literal["level", "mock"]
+    engine: str
+    scenario: str
+    latency: str  # the mock's latency profile (realistic)
+    transport: str = "loopback"
+    processes: int = Field(ge=1)  # level: engine worker processes; mock: mock processes
+    rate: float | None = Field(None, gt=0)  # level: offered runs/s (all processes together)
+    stream: bool | None = None  # mock: the probe's requests streamed (SSE) or not
+    # -- level: the schedule ------------------------------------------------------------
+    seed: int | None = None
+    scripted_ms: float | None = None  # the mock's scripted latency of one run
+    target_ms: float | None = None  # the latency target: scripted_ms × target factor
+    ramp_s: float | None = None  # unmeasured arrivals before the window
+    window_s: float | None = None  # runs scheduled in the window are measured
+    timeout_s: float | None = None  # a measured run still running this long is cut
+    mock_processes: int | None = None
+    # -- level: what happened ------------------------------------------------------------
+    scheduled: int | None = None  # measured runs that were due (started or not)
+    ok: int | None = None  # completed as the scenario expects
+    wrong: int | None = None  # completed, but not as the scenario expects
+    failed: int | None = None  # ended in error, failed or aborted (or raised)
+    timeouts: int | None = None  # cut after timeout_s
+    cut: int | None = None  # still running when an early stop ended the level
+    not_run: int | None = None  # due after an early stop: never started
+    latencies_ms: tuple[float, ...] = ()  # from the scheduled start: ok runs, timeouts, cut
+    start_lag_p99_ms: float | None = None  # how late the generator started runs (p99)
+    interval_s: float | None = None  # the throughput interval (window shifted by scripted_ms)
+    completions: int | None = None  # ok completions of any run inside the interval
+    cpu_s: float | None = None  # engine processes' CPU inside the interval, summed
+    cpu_slices: tuple[tuple[float, int], ...] = ()  # (CPU s, ok completions) per slice
+    peak_rss_mb: float | None = None  # the largest engine process's peak RSS in the level
+    mock_cpu_per_s: float | None = None  # busiest mock process: CPU s per wall s
+    mock_cpu_total_per_s: float | None = None  # all mock processes together
+    host_cpu_per_s: float | None = None  # every process of the machine: CPU s per wall s
+    engine_cpu_total_per_s: float | None = None  # the engine's processes, same span as host
+    stopped: str | None = None  # why the level ended early (None: it ran to its end)
+    left_running: int | None = None  # runs that ignored cancellation at the end
+    elapsed_s: float | None = None
+    pids: tuple[int, ...] = ()
+    # -- mock: its ceiling ----------------------------------------------------------------
+    concurrency: int | None = None
+    requests: int | None = None
+    requests_per_s: float | None = None
+    mock_cpu_ms_per_request: float | None = None
+    client_cpu_per_s: float | None = None
+    # -- both --------------------------------------------------------------------------
+    ended_at: float | None = None
+    crashed: bool = False
+    error: str | None = None
+
+
 class FootprintRow(Row):
     """One line of footprint.jsonl: an import probe (``stack``) or a worker (``worker``)."""
 
@@ -112,6 +171,7 @@ class FootprintRow(Row):
     probe_of: str | None = None
     stack: tuple[str, ...] = ()
     warmup: str = ""  # what the probe ran after the imports (the registry's probe_warmup)
+    environment: str = "main"  # the engine environment whose interpreter ran the probe
     import_ms: float | None = None
     modules: int | None = None
     modules_total: int | None = None
@@ -310,6 +370,20 @@ class ConfigRecord(BaseModel):
     ttft_repeat: int = Field(None, ge=0)
     ttft_warmup: int = Field(None, ge=0)
     outcome_repeat: int = Field(None, ge=1)
+    load: bool = None
+    load_engines: list[str] | None = None
+    load_scenario: str = None
+    load_latency: str = None
+    load_rates: list[float] = None
+    load_start_rate: float = Field(None, gt=0)
+    load_processes: list[int] | None = None
+    load_window_s: float = Field(None, gt=0)
+    load_min_runs: int = Field(None, ge=1)
+    load_ramp: float = Field(None, ge=0)
+    load_target_factor: float = Field(None, gt=0)
+    load_timeout_factor: float = Field(None, gt=0)
+    load_max_arrivals: int = Field(None, ge=1)
+    load_budget_s: float = Field(None, gt=0)
 
 
 class Meta(BaseModel):
@@ -333,3 +407,5 @@ class Meta(BaseModel):
     duration_s: float = None  # absent until the first end of the run; null is invalid
     complete: bool | None = None
     outcome: dict[str, Any] | None = None
+    # engine environment → its interpreter, how it was built and its packages (bench.envs)
+    environments: dict[str, dict[str, Any]] = Field(default_factory=dict)

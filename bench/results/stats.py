@@ -12,6 +12,9 @@ left out) and returns plain values, so that the console summary, summary.csv,
   *groups* of runs (rounds: runs of one worker process are not independent), returning an
   ``Estimate`` (point, 95 % interval and every resample, so that a verdict can be evaluated
   on each resample as well as on the point).
+- ``bootstrap_percentiles(values, qs)``: p50/p95/p99 estimates from one set of resamples;
+  ``bootstrap_ratio_of_sums(num, den)``: a ratio of totals (CPU per run over slices of
+  time); ``ratio_of_estimates(a, b)`` and ``scaled(e, k)``: combining estimates.
 - ``geometric_mean_over(samples)``: pooled over scenarios, each scenario weighted once,
   with its interval; ``spread(samples)``: the per-scenario range of a metric.
 - ``ratio_of_medians``, ``compare_samples`` (Mann–Whitney U), ``geometric_mean``.
@@ -236,6 +239,76 @@ def geometric_mean_over(
         logs = np.where(stacked > 0, np.log(np.where(stacked > 0, stacked, 1.0)), math.nan)
         drawn = np.exp(logs.mean(axis=0))
     return _estimate(point, drawn, confidence)
+
+
+def bootstrap_percentiles(
+    values: Sequence[object],
+    qs: Sequence[float] = (50.0, 95.0, 99.0),
+    *,
+    resamples: int = RESAMPLES,
+    seed: Seed = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> dict[float, Estimate]:
+    """Percentile-bootstrap ``Estimate`` of each ``q``-th percentile (0–100, linear
+    interpolation), all from one set of resamples of the runs (NaN resamples for < 2)."""
+    array = finite(values)
+    if array.size == 0:
+        return {q: _estimate(math.nan, np.full(resamples, math.nan), confidence) for q in qs}
+    points = np.percentile(array, list(qs))
+    if array.size < 2:
+        return {
+            q: _estimate(float(p), np.full(resamples, math.nan), confidence)
+            for q, p in zip(qs, points, strict=True)
+        }
+    rng = np.random.default_rng(seed)
+    drawn = np.percentile(array[rng.integers(0, array.size, (resamples, array.size))], qs, axis=1)
+    return {
+        q: _estimate(float(p), np.asarray(d, dtype=float), confidence)
+        for q, p, d in zip(qs, points, drawn, strict=True)
+    }
+
+
+def bootstrap_ratio_of_sums(
+    numerators: Sequence[object],
+    denominators: Sequence[object],
+    *,
+    resamples: int = RESAMPLES,
+    seed: Seed = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> Estimate:
+    """Σ numerators ÷ Σ denominators (e.g. CPU seconds ÷ runs over slices of time), with a
+    bootstrap interval that resamples the pairs; NaN when the denominators sum to zero."""
+    pairs = [
+        (a, b)
+        for a, b in zip(map(number, numerators), map(number, denominators), strict=True)
+        if a is not None and b is not None
+    ]
+    num = np.asarray([a for a, _ in pairs], dtype=float)
+    den = np.asarray([b for _, b in pairs], dtype=float)
+    point = float(num.sum() / den.sum()) if den.size and den.sum() > 0 else math.nan
+    if num.size < 2:
+        return _estimate(point, np.full(resamples, math.nan), confidence)
+    picks = np.random.default_rng(seed).integers(0, num.size, (resamples, num.size))
+    sums = den[picks].sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        drawn = np.where(sums > 0, num[picks].sum(axis=1) / np.where(sums > 0, sums, 1), math.nan)
+    return _estimate(point, drawn, confidence)
+
+
+def ratio_of_estimates(a: Estimate, b: Estimate) -> Estimate:
+    """``a ÷ b`` of two estimates of independent samples, resample by resample."""
+    point = a.point / b.point if b.point else math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        drawn = np.asarray(a.resamples, dtype=float) / np.asarray(b.resamples, dtype=float)
+    drawn = np.where(np.isfinite(drawn), drawn, math.nan)
+    return _estimate(point, drawn, a.confidence)
+
+
+def scaled(estimate: Estimate, factor: float) -> Estimate:
+    """The estimate times a known constant (a unit change, runs/s × CPU per run)."""
+    return _estimate(
+        estimate.point * factor, np.asarray(estimate.resamples) * factor, estimate.confidence
+    )
 
 
 @dataclass(frozen=True)

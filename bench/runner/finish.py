@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.metadata import now_iso, yardstick_ms
-from bench.results import fmt, stats
-from bench.results.files import FOOTPRINT_CSV, SUMMARY, THROUGHPUT_CSV, TTFT_CSV
+from bench.results import fmt, metrics, stats
+from bench.results.files import FOOTPRINT_CSV, LOAD_CSV, SUMMARY, THROUGHPUT_CSV, TTFT_CSV
 from bench.results.load import RunFolder, finished_repeats, finished_ttft, load_run_folder
 from bench.summary import (
     build_footprint_table,
@@ -27,11 +27,16 @@ class Tables:
     footprint: Any
     throughput: Any
     ttft: Any
+    load: list[Any]  # bench.results.metrics.LoadLevel, one per level of the load phase
 
 
 def write_tables(store: Any, config: Any) -> Tables:
-    """(Re)build summary.csv, footprint.csv, throughput.csv and ttft.csv from the JSON lines."""
+    """(Re)build summary.csv, footprint.csv, throughput.csv, ttft.csv and load.csv from the
+    JSON lines."""
+    import pandas as pd
+
     folder = load_run_folder(store.directory, require_runs=False)
+    levels = metrics.load_levels(folder.load, seed=config.seed)
     tables = Tables(
         folder=folder,
         summary=build_summary(
@@ -43,11 +48,15 @@ def write_tables(store: Any, config: Any) -> Tables:
         footprint=build_footprint_table(folder.footprint),
         throughput=build_throughput_table(folder.throughput),
         ttft=build_ttft_table(folder.ttft, engine_order=config.engines),
+        load=levels,
     )
     write_csv(tables.summary, store.path(SUMMARY))
     write_csv(tables.footprint, store.path(FOOTPRINT_CSV))
     write_csv(tables.throughput, store.path(THROUGHPUT_CSV))
     write_csv(tables.ttft, store.path(TTFT_CSV))
+    if levels or store.path(LOAD_CSV).exists():
+        records = [metrics.load_record(level) for level in levels]
+        write_csv(pd.DataFrame(records, columns=metrics.LOAD_COLUMNS), store.path(LOAD_CSV))
     return tables
 
 
@@ -159,6 +168,40 @@ def ttft_console_table(ttft: Any) -> Any:
     return table
 
 
+def capacity_table(levels: list[Any]) -> Any:
+    """The load phase: per engine and process count, the capacity at the latency target."""
+    from rich.table import Table
+
+    caps = metrics.capacities(levels)
+    target = next(iter(caps.values())).target_ms if caps else None
+    table = Table(
+        title=f"Load: highest offered rate with p95 ≤ {fmt.ms(target, seconds_from=1000)} "
+        "(open loop, realistic mock; ≥ = the highest rate tried)"
+    )
+    for column in ("engine", "processes", "runs/s", "next rate", "p95 there", "CPU/run",
+                   "cores for 100 runs/s", "caveats"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "engine" else "right")
+    for (engine, processes), cap in caps.items():
+        if cap.rate is None:
+            rate = f"< {cap.below_all:g}"
+        else:
+            rate = ("≥ " if cap.censored else "") + f"{cap.rate:g}"
+        cores = cap.cores_for()
+        table.add_row(
+            engine,
+            str(processes),
+            rate,
+            fmt.num(cap.above, "{:g}"),
+            fmt.ms(cap.p95.point if cap.p95 else None, seconds_from=1000),
+            fmt.ms(cap.cpu_ms_per_run.point if cap.cpu_ms_per_run else None),
+            fmt.num(cores.point if cores else None, "{:.2f}"),
+            ", ".join(
+                w for w, on in (("mock busy", cap.mock_busy), ("contended", cap.contended)) if on
+            ),
+        )
+    return table
+
+
 def finish_run(
     store: Any, config: Any, meta: dict[str, Any], outcome: Any, elapsed_s: float
 ) -> int:
@@ -178,12 +221,18 @@ def finish_run(
         tables.folder.ttft, config.ttft_scenario, config.ttft_latency, config.transport
     )
     ttft_left = sum(len(b.repeats) for b in build_ttft_plan(config, scenarios, ttft_done))
-    complete = left.timed_runs == 0 and lost_levels == 0 and ttft_left == 0
+    lost_load = sum(1 for row in tables.folder.load if row.crashed)
+    load = outcome.load
+    complete = left.timed_runs == 0 and lost_levels == 0 and ttft_left == 0 and lost_load == 0
+    if load is not None and load.skipped_engines:
+        complete = False
     meta["ended_at"] = now_iso()
     # the machine's speed again at the end: a drift says the machine got busier (or quieter)
     meta.setdefault("machine", {})["yardstick_end_ms"] = yardstick_ms()
     meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
     meta["complete"] = complete
+    # each engine environment's interpreter and packages (bench.envs), kept across resumes
+    meta["environments"] = {**meta.get("environments", {}), **outcome.environments}
     meta["outcome"] = {
         "timed_runs": outcome.timed_runs,
         "warmup_runs": outcome.warmup_runs,
@@ -195,6 +244,11 @@ def finish_run(
         "crashed_ttft_runs": outcome.crashed_ttft_runs,
         "ttft_missing": ttft_left,
         "ttft_skipped": outcome.ttft_skipped,
+        "load_levels": load.levels if load is not None else 0,
+        "crashed_load_levels": lost_load,
+        "load_skipped": load.skipped if load is not None else None,
+        "load_engines_skipped": list(load.skipped_engines) if load is not None else [],
+        "load_s": round(load.elapsed_s, 1) if load is not None else None,
     }
     store.write_meta(meta)
 
@@ -205,22 +259,33 @@ def finish_run(
             console.print(scenario_table(summary, config.engines, latency))
     if not tables.ttft.empty:
         console.print(ttft_console_table(tables.ttft))
+    if tables.load:
+        console.print(capacity_table(tables.load))
     resumed = f" ({outcome.skipped_runs} measured before)" if outcome.skipped_runs else ""
     ttft_runs = f" + {outcome.ttft_runs} TTFT runs" if outcome.ttft_runs else ""
     console.print(
         f"{outcome.timed_runs} timed runs{resumed}{ttft_runs} in {elapsed_s:.0f}s → "
         f"{store.directory} "
-        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv)",
+        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv"
+        + (", load.csv)" if tables.load else ")"),
         markup=False,  # the directory is the user's text: "[/x]" in it is no markup
     )
+    for line in outcome.messages:
+        print(f"warning: {line}", flush=True)
     skipped = tables.folder.skipped_summary()
     if skipped:
         print(f"warning: {skipped}; left out of every table", flush=True)
     if not complete:
+        skipped_engines = load.skipped_engines if load is not None else []
+        budget = (
+            f", {len(skipped_engines)} load engines left out by the time budget"
+            if skipped_engines
+            else ""
+        )
         print(
-            f"incomplete: {left.timed_runs} runs, {ttft_left} TTFT runs and {lost_levels} "
-            f"throughput levels have no measurement (worker crashes: see runs.jsonl, "
-            f"ttft.jsonl and {store.logs}); "
+            f"incomplete: {left.timed_runs} runs, {ttft_left} TTFT runs, {lost_levels} "
+            f"throughput levels and {lost_load} load levels have no measurement{budget} "
+            f"(worker crashes: see runs.jsonl, ttft.jsonl, load.jsonl and {store.logs}); "
             f"`schedbench run --out {store.directory} --resume` retries them",
             file=sys.stderr,
         )

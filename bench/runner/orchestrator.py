@@ -1,4 +1,5 @@
-"""The parent side of a run: import probes, the suite round by round, TTFT, then throughput.
+"""The parent side of a run: import probes, the suite round by round, TTFT, throughput, then
+the open-loop load phase (``bench.runner.loadphase``).
 
 Only this process writes the results files. Workers (``bench.runner.worker``) stream one
 JSON line per run; each becomes a runs.jsonl row at once (flushed), so a crash of anything
@@ -6,6 +7,11 @@ loses at most the run in flight. A worker that dies or stops answering is killed
 its batch still owed become error rows (``crashed: true``, with its stderr tail) and the run
 goes on with a fresh worker. ``--resume`` retries exactly the runs that have no row, or
 only a crashed one.
+
+Each worker runs in its engine's environment (the registry's ``environment``, built once by
+``bench.envs``): before the first phase, every environment the run needs is built or reused;
+one that cannot be built skips its engines — their runs become error rows carrying the
+reason (``termination: env_unavailable``) and the rest of the run goes on.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from bench.engines.registry import REGISTRY
+from bench.envs import MAIN, EnvironmentUnavailable, ensure
 from bench.footprint import ENGINE_STACKS, ENGINE_WARMUPS, probe_stack
 from bench.metadata import PROJECT_ROOT
 from bench.results.files import FOOTPRINT, RUNS, THROUGHPUT, THROUGHPUT_KEY, TTFT
@@ -35,6 +43,7 @@ from bench.runner.plan import (
     build_ttft_plan,
     ceil_div,
     estimate_run_s,
+    every_phase,
     measured,
     pick_reference,
     rotate,
@@ -50,6 +59,12 @@ TAIL_CHARS = 2000
 
 class WorkerError(Exception):
     """A worker died, hung, or could not start."""
+
+
+def environment_of(engine: str) -> str:
+    """The environment ``engine`` runs in (plug-in engines: the main one)."""
+    known = REGISTRY.get(engine)
+    return known.environment if known is not None else MAIN
 
 
 def worker_env() -> dict[str, str]:
@@ -78,13 +93,14 @@ class WorkerProcess:
         base_urls: dict[str, str],
         reference: str | None,
         handler_args: list[str] | None = None,
+        python: str = sys.executable,
     ):
         self.engine = engine
         self.round = round_no
         self.log_path = log_path
         # -P: the working directory is not importable (a folder of downloaded files there
         # could shadow any module); the parent's console script never has it either
-        command = [sys.executable, "-P", "-m", "bench.runner.worker", "--engine", engine]
+        command = [python, "-P", "-m", "bench.runner.worker", "--engine", engine]
         command += ["--transport", transport, *(handler_args or [])]
         if scenario_dir is not None:
             command += ["--scenario-dir", scenario_dir]
@@ -210,7 +226,11 @@ class Outcome:
     ttft_runs: int = 0  # timed runs of the TTFT phase
     crashed_ttft_runs: int = 0
     ttft_skipped: str | None = None  # why the TTFT phase did not run, when it was asked for
+    load: Any = None  # the load phase's LoadOutcome, when it ran
     messages: list[str] = field(default_factory=list)
+    # environment → what meta.json records of it (bench.envs.Environment.meta), or
+    # {"status": "error", "error": reason} when it could not be built
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class Orchestrator:
@@ -241,12 +261,15 @@ class Orchestrator:
         self._spawns = 0
         self._servers: dict[str, Any] = {}
         self._base_urls: dict[str, str] = {}
+        self._pythons: dict[str, str] = {MAIN: sys.executable}  # environment → interpreter
+        self._env_failures: dict[str, str] = {}  # environment → why it could not be built
 
     # -- the whole run -------------------------------------------------------------------
 
     def run(self) -> Outcome:
         try:
             self._start_servers()
+            self.environments()
             if self.config.footprint:
                 self.stack_probes()
             self.suite()
@@ -254,6 +277,9 @@ class Orchestrator:
                 self.ttft()
             if self.config.throughput and self.config.concurrency:
                 self.throughput()
+            self.versions()
+            if self.config.load:
+                self.load()
         finally:
             self._close_workers()
             for server in self._servers.values():
@@ -280,9 +306,47 @@ class Orchestrator:
             self._base_urls[latency] = server.base_url
             self.progress.message(f"loopback mock ({latency}) at {server.base_url}")
 
+    # -- environments --------------------------------------------------------------------
+
+    def environments(self) -> None:
+        """Build (or reuse) every environment the run's engines need, before any phase."""
+        needed = dict.fromkeys(environment_of(e) for e in self.config.engines)
+        needed.pop(MAIN, None)
+        for name in needed:
+            engines = [e for e in self.config.engines if environment_of(e) == name]
+            self.progress.message(f"environment {name} ({', '.join(engines)}): building or reusing")
+            try:
+                env = ensure(name)
+            except EnvironmentUnavailable as exc:
+                reason = exc.reason
+                self._env_failures[name] = reason
+                self.outcome.environments[name] = {"status": "error", "error": reason}
+                line = (
+                    f"environment {name} could not be built, so {', '.join(engines)} "
+                    f"{'is' if len(engines) == 1 else 'are'} skipped (the rest of the run goes "
+                    f"on): {reason.splitlines()[-1] if reason else ''}"
+                )
+                self.outcome.messages.append(line)
+                self.progress.message(line)
+                continue
+            self._pythons[name] = env.python
+            self.outcome.environments[name] = {"status": "ok", **env.meta()}
+            how = "reused" if env.reused else f"built in {env.build_s:.0f}s with {env.tool}"
+            self.progress.message(f"environment {name}: {how}")
+
+    def _env_failure(self, engine: str) -> str | None:
+        reason = self._env_failures.get(environment_of(engine))
+        if reason is None:
+            return None
+        return f"environment {environment_of(engine)!r} could not be built: {reason}"
+
     # -- workers -------------------------------------------------------------------------
 
     def _spawn(self, engine: str, round_no: int) -> WorkerProcess | None:
+        skipped = self._env_failure(engine)
+        if skipped is not None:
+            self._spawn_failures[(engine, round_no)] = skipped
+            return None
         self._spawns += 1
         log = self.store.logs / f"{engine}.round{round_no}.{self._spawns}.log"
         self.store.logs.mkdir(parents=True, exist_ok=True)
@@ -295,6 +359,7 @@ class Orchestrator:
             base_urls=self._base_urls,
             reference=self.reference,
             handler_args=self.handler_args,
+            python=self._pythons.get(environment_of(engine), sys.executable),
         )
         try:
             message = worker.receive(SPAWN_TIMEOUT_S)
@@ -357,18 +422,19 @@ class Orchestrator:
     # -- import probes -------------------------------------------------------------------
 
     def stack_probes(self) -> None:
-        """Probe each distinct stack (imports + warm-up) in fresh interpreters; one row per
-        engine using it."""
-        Stack = tuple[tuple[str, ...], str]
+        """Probe each distinct stack (imports + warm-up) in fresh interpreters of its engine's
+        environment; one row per engine using it."""
+        Stack = tuple[str, tuple[str, ...], str]  # environment, modules, warm-up
         stacks: dict[Stack, list[str]] = {}
         for engine in measured(self.config.engines):
-            if engine in ENGINE_STACKS:
-                key = (ENGINE_STACKS[engine], ENGINE_WARMUPS.get(engine, ""))
+            env = environment_of(engine)
+            if engine in ENGINE_STACKS and env not in self._env_failures:
+                key = (env, ENGINE_STACKS[engine], ENGINE_WARMUPS.get(engine, ""))
                 stacks.setdefault(key, []).append(engine)
         done: dict[Stack, int] = {}
         for row in self.store.rows(FOOTPRINT):
             if row.kind == "stack" and row.status == "ok" and row.probe_of is None:
-                key = (row.stack, row.warmup)
+                key = (row.environment, row.stack, row.warmup)
                 done[key] = done.get(key, 0) + 1
         order = tuple(stacks)
         todo = [
@@ -380,14 +446,21 @@ class Orchestrator:
         if not todo:
             return
         self.progress.phase("imports", float(len(todo)), len(todo), "probes")
-        for probe, (modules, warmup) in todo:
-            engines = stacks[(modules, warmup)]
+        for probe, (env, modules, warmup) in todo:
+            engines = stacks[(env, modules, warmup)]
             what = " + ".join(modules) + (" and warms up" if warmup else "")
-            self.progress.describe(f"a fresh interpreter imports {what}")
-            result = probe_stack(modules, warmup)
+            where = "" if env == MAIN else f" ({env})"
+            self.progress.describe(f"a fresh interpreter{where} imports {what}")
+            result = probe_stack(modules, warmup, python=self._pythons[env])
             # the first engine's row is the probe; the others share it (probe_of)
             for i, engine in enumerate(engines):
-                row = {"kind": "stack", "engine": engine, "probe": probe, "warmup": warmup}
+                row = {
+                    "kind": "stack",
+                    "engine": engine,
+                    "probe": probe,
+                    "warmup": warmup,
+                    "environment": env,
+                }
                 row.update(result)
                 if i:
                     row["probe_of"] = engines[0]
@@ -416,8 +489,7 @@ class Orchestrator:
             )
             worker = self.worker_for(batch.engine, batch.round)
             if worker is None:
-                reason = self._spawn_failures[(batch.engine, batch.round)]
-                self._crash_rows(batch, list(batch.repeats), f"worker could not start: {reason}")
+                self._unstarted_rows(batch, batch.round)
                 self.progress.advance(batch.est_s, batch.warmup + len(batch.repeats))
                 continue
             self._run_batch(worker, batch)
@@ -486,8 +558,25 @@ class Orchestrator:
         finally:
             self.store.sync()
 
+    def _unstarted_rows(self, batch: Batch, round_no: int, *, ttft: bool = False) -> None:
+        """The batch's runs as error rows: its worker could not start (or its environment
+        could not be built: ``env_unavailable``)."""
+        reason = self._spawn_failures[(batch.engine, round_no)]
+        if self._env_failure(batch.engine) is not None:
+            self._crash_rows(batch, list(batch.repeats), reason, ttft=ttft, why="env_unavailable")
+        else:
+            self._crash_rows(
+                batch, list(batch.repeats), f"worker could not start: {reason}", ttft=ttft
+            )
+
     def _crash_rows(
-        self, batch: Batch, indices: list[int], reason: str, *, ttft: bool = False
+        self,
+        batch: Batch,
+        indices: list[int],
+        reason: str,
+        *,
+        ttft: bool = False,
+        why: str = "worker_crash",
     ) -> None:
         for index in indices:
             self.store.append(
@@ -495,7 +584,7 @@ class Orchestrator:
                 {
                     **self._ids(batch, "timed", index),
                     "status": "error",
-                    "termination": "worker_crash",
+                    "termination": why,
                     "error": reason[-TAIL_CHARS * 2 :],
                     "crashed": True,
                     "expect_ok": False,
@@ -543,10 +632,7 @@ class Orchestrator:
             )
             worker = self.worker_for(batch.engine, last_round)
             if worker is None:
-                reason = self._spawn_failures[(batch.engine, last_round)]
-                self._crash_rows(
-                    batch, list(batch.repeats), f"worker could not start: {reason}", ttft=True
-                )
+                self._unstarted_rows(batch, last_round, ttft=True)
                 self.progress.advance(batch.est_s, batch.warmup + len(batch.repeats))
                 continue
             self._run_batch(worker, batch, ttft=True)
@@ -554,6 +640,28 @@ class Orchestrator:
     def _has_worker(self, engine: str, round_no: int) -> bool:
         worker = self._workers.get(engine)
         return worker is not None and worker.round == round_no and worker.alive()
+
+    # -- the open-loop load phase ----------------------------------------------------------
+
+    def load(self) -> None:
+        """Poisson arrivals at a sweep of rates, one process and several (load.jsonl)."""
+        from bench.runner.loadphase import LoadPhase
+
+        self._close_workers()
+        phase = LoadPhase(
+            self.config,
+            self.scenarios,
+            self.store,
+            self.progress,
+            self.scenario_dir,
+            pythons={
+                e: self._pythons[environment_of(e)]
+                for e in self.config.engines
+                if environment_of(e) in self._pythons
+            },
+            handler_args=self.handler_args,
+        )
+        self.outcome.load = phase.run()
 
     # -- throughput ----------------------------------------------------------------------
 
@@ -569,7 +677,7 @@ class Orchestrator:
         for profile in config.throughput_profiles:
             run_s = estimate_run_s(self.scenarios[scenario], profile.latency)
             for i, level in enumerate(config.concurrency):
-                for engine in rotate(measured(config.engines), i):
+                for engine in rotate(every_phase(config.engines), i):
                     key = (engine, scenario, profile.latency, config.transport, level)
                     if key in done:
                         continue
@@ -594,7 +702,8 @@ class Orchestrator:
             try:
                 if worker is None:
                     raise WorkerError(
-                        "worker could not start: " + self._spawn_failures[(engine, last_round)]
+                        self._env_failure(engine)
+                        or "worker could not start: " + self._spawn_failures[(engine, last_round)]
                     )
                 worker.send(
                     {
@@ -623,3 +732,38 @@ class Orchestrator:
                 self.store.sync()
             self.progress.advance(est)
         self._close_workers()
+
+    # -- the LangChain version matrix ----------------------------------------------------
+
+    def versions(self) -> None:
+        """Probe each LangChain line the run measured (``bench.envs.versions``, in fresh
+        interpreters of its environment) and write the version table, versions.json."""
+        from bench.codesize import measure_target
+        from bench.envs.versions import probe
+        from bench.results.load import load_run_folder
+        from bench.results.versions import VERSIONS, VersionProbe, version_rows, write_versions
+
+        specs = [
+            REGISTRY[e] for e in self.config.engines if e in REGISTRY and REGISTRY[e].version_line
+        ]
+        if not specs:
+            return
+        self.progress.phase("versions", 8.0 * len(specs), len(specs), "probes")
+        probes: dict[str, VersionProbe | str] = {}
+        for spec in specs:
+            self.progress.describe(f"does today's baseline run on LangChain {spec.version_line}?")
+            skipped = self._env_failure(spec.name)
+            if skipped is not None:
+                probes[spec.name] = skipped
+            else:
+                try:
+                    found = probe(spec.name, self._pythons[spec.environment])
+                    probes[spec.name] = VersionProbe.model_validate(found)
+                except Exception as exc:  # a probe that breaks loses its row, not the run
+                    probes[spec.name] = f"probe failed: {type(exc).__name__}: {exc}"
+            self.progress.advance(8.0)
+        statements = {t: measure_target(t).statements for s in specs for t in s.adapter_code}
+        self.store.sync()
+        folder = load_run_folder(self.store.directory, require_runs=False)
+        rows = version_rows(specs, probes, folder.timed_runs, folder.footprint, statements)
+        write_versions(self.store.path(VERSIONS), rows)

@@ -28,6 +28,8 @@ _STEP_S = 0.005
 _REALISTIC_STEP_S = 0.9
 # what an OpenAI-style client waits before retrying a 5xx/429 without a retry-after
 _DEFAULT_BACKOFF_S = 0.5
+# the run deadline when a scenario sets none (bench.engines.common.DEFAULT_RUN_TIMEOUT_S)
+_DEFAULT_RUN_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,10 @@ class RunConfig:
     concurrency: tuple[int, ...] = (1, 10, 50)
     throughput: bool = True
     throughput_scenario: str | None = None  # None: customer_returns, else the first scenario
+    # closed loop, zero latency: the single-process CPU peak (the open-loop load phase
+    # measures what the realistic profile sustains)
     throughput_profiles: tuple[ThroughputProfile, ...] = (
         ThroughputProfile("zero", window_s=1.0, min_runs=1, warmup_runs=5),
-        ThroughputProfile("realistic", window_s=0.0, min_runs=2, warmup_runs=0),
     )
     footprint: bool = True
     footprint_processes: int = 3  # fresh interpreters per engine for the import-cost probe
@@ -75,10 +78,27 @@ class RunConfig:
     ttft_warmup: int = 2  # discarded runs before them
     # outcome-only engines (the registry's reduced variants): fault scenarios, this many runs
     outcome_repeat: int = 3
+    # the open-loop load phase (load.jsonl; bench.runner.loadphase): Poisson arrivals at a
+    # sweep of offered rates, one process and one per core, the mock on the load profile
+    load: bool = True
+    load_engines: tuple[str, ...] | None = None  # None: the registry's default set
+    load_scenario: str = "customer_returns"
+    load_latency: str = "realistic"
+    load_rates: tuple[float, ...] = (10.0, 25.0, 50.0, 100.0, 200.0, 400.0)  # runs/s
+    load_start_rate: float = 50.0  # where each one-process sweep starts
+    load_processes: tuple[int, ...] | None = None  # None: 1 and the machine's cores
+    load_window_s: float = 1.0  # measurement window (longer at low rates: load_min_runs)
+    load_min_runs: int = 30  # measured runs per level at least (the window grows)
+    load_ramp: float = 1.0  # unmeasured arrivals before the window, in scripted run times
+    load_target_factor: float = 1.2  # p95 target = the scenario's scripted latency × this
+    load_timeout_factor: float = 2.0  # a measured run still running at target × this is cut
+    load_max_arrivals: int = 8000  # per process and level
+    load_budget_s: float = 300.0  # engines left when the phase has run this long are skipped
 
     @classmethod
     def quick_defaults(cls) -> dict[str, Any]:
-        """What ``--quick`` changes: one round, few runs, short throughput windows."""
+        """What ``--quick`` changes: one round, few runs, short throughput windows, one
+        load level per engine in one process, without a ramp."""
         return {
             "quick": True,
             "rounds": 1,
@@ -92,6 +112,13 @@ class RunConfig:
             "footprint_processes": 1,
             "ttft_repeat": 3,
             "ttft_warmup": 1,
+            "load_rates": (20.0,),
+            "load_start_rate": 20.0,
+            "load_window_s": 0.5,
+            "load_min_runs": 5,
+            "load_ramp": 0.0,
+            "load_processes": (1,),
+            "load_budget_s": 90.0,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,8 +128,11 @@ class RunConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        for name in ("engines", "scenarios", "latencies", "concurrency"):
+        for name in ("engines", "scenarios", "latencies", "concurrency", "load_rates"):
             if name in values:
+                values[name] = tuple(values[name])
+        for name in ("load_engines", "load_processes"):
+            if values.get(name) is not None:
                 values[name] = tuple(values[name])
         if "throughput_profiles" in values:
             values["throughput_profiles"] = tuple(
@@ -201,6 +231,16 @@ def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
     return total
 
 
+def runs_into_deadline_s(scenario: Scenario, engine: str) -> float | None:
+    """The run deadline, when ``engine``'s expectations say its runs of ``scenario`` end by
+    it (``termination: timeout``): such a run lasts the whole deadline, whatever the scenario
+    scripts, so the plan budgets it at that (a loop no guard stops, a hung tool)."""
+    termination = scenario.expect.for_engine(engine).get("termination")
+    if termination != "timeout" and termination != ["timeout"]:
+        return None
+    return scenario.limits.run_timeout_s or _DEFAULT_RUN_TIMEOUT_S
+
+
 def repeats_for(est_run_s: float, config: RunConfig) -> int:
     """Timed runs for a cell: ``--repeat`` if given, else budgeted by the expected run time."""
     if config.repeat is not None:
@@ -244,6 +284,7 @@ def build_plan(
     done = done or {}
     plan = Plan(config)
     reduced = set(outcome_only(config.engines))
+    only = scenario_subsets(config.engines)
     per_round: dict[tuple[str, str], list[list[int]]] = {}
     for name in config.scenarios:
         for latency in config.latencies:
@@ -265,16 +306,24 @@ def build_plan(
                     continue
                 est = estimate_run_s(scenarios[name], latency)
                 for engine in rotate(config.engines, r + s):
+                    if engine in only and name not in only[engine]:
+                        continue
                     finished = done.get((engine, name, latency, r), set())
                     todo = tuple(i for i in indices if i not in finished)
+                    deadline = runs_into_deadline_s(scenarios[name], engine)
+                    if deadline is not None and config.repeat is None:
+                        # expected to end by the run deadline: each run takes all of it, so
+                        # the budget allows it fewer runs than the cell's other engines
+                        todo = tuple(i for i in todo if i < repeats_for(deadline, config))
                     if engine in reduced:
                         if not scenarios[name].is_fault:
                             continue
                         todo = tuple(i for i in todo if i < config.outcome_repeat)
                     if not todo:
                         continue
+                    run_s = est if deadline is None else max(est, deadline)
                     plan.batches.append(
-                        Batch(r, engine, name, latency, warmup_for(est, config), todo, est)
+                        Batch(r, engine, name, latency, warmup_for(run_s, config), todo, run_s)
                     )
     return plan
 
@@ -288,9 +337,27 @@ def outcome_only(engines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def measured(engines: tuple[str, ...]) -> tuple[str, ...]:
-    """The engines every phase measures (all but the outcome-only ones)."""
+    """The engines the import probes measure (all but the outcome-only ones)."""
     reduced = set(outcome_only(engines))
     return tuple(e for e in engines if e not in reduced)
+
+
+def scenario_subsets(engines: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Engines the registry limits to a few scenarios (the LangChain version matrix)."""
+    from bench.engines.registry import REGISTRY
+
+    return {
+        e: frozenset(REGISTRY[e].scenarios)
+        for e in engines
+        if e in REGISTRY and REGISTRY[e].scenarios
+    }
+
+
+def every_phase(engines: tuple[str, ...]) -> tuple[str, ...]:
+    """The engines the TTFT and load phases measure: neither outcome-only nor limited to a
+    few scenarios."""
+    limited = scenario_subsets(engines)
+    return tuple(e for e in measured(engines) if e not in limited)
 
 
 def ttft_scenario(config: RunConfig, available: Mapping[str, Scenario]) -> str | None:
@@ -322,7 +389,7 @@ def build_ttft_plan(
     done = done or {}
     est = ttft_run_s(scenarios[name], config.ttft_latency)
     batches = []
-    for engine in measured(config.engines):
+    for engine in every_phase(config.engines):
         todo = tuple(i for i in range(config.ttft_repeat) if i not in done.get(engine, set()))
         if todo:
             last_round = config.rounds - 1
@@ -360,11 +427,13 @@ __all__ = [
     "build_ttft_plan",
     "ceil_div",
     "estimate_run_s",
+    "every_phase",
     "measured",
     "outcome_only",
     "pick_reference",
     "repeats_for",
     "rotate",
+    "scenario_subsets",
     "ttft_run_s",
     "ttft_scenario",
     "warmup_for",

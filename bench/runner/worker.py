@@ -12,6 +12,8 @@ Protocol — newline-delimited JSON. Commands arrive on stdin::
      "stream_tokens": false}       true: the TTFT phase (RunContext.stream_tokens)
     {"op": "throughput", "scenario": S, "latency": L, "concurrency": C,
      "window_s": T, "min_runs": N, "warmup_runs": K}
+    {"op": "load_prepare", "scenario": S, "latency": L, "warmup": K}
+    {"op": "load", "scenario": S, "latency": L, "start_at": UNIX_TIME, "schedule": {...}}
     {"op": "exit"}
 
 Messages leave on the *original* stdout (fd 1 is then pointed at stderr, so whatever an
@@ -21,6 +23,8 @@ engine prints cannot corrupt the stream)::
     {"type": "run", "phase": "warmup"|"timed", "index": i, "row": {...}}   one per run
     {"type": "batch_done"}
     {"type": "throughput", "row": {...}}
+    {"type": "load_ready"}
+    {"type": "load", "row": {...}}          one process's share of a level (bench.runner.openloop)
     {"type": "fatal", "error": "..."}                                      then exit 1
 
 Memory: once ready, the worker caps its own address space (``RLIMIT_AS``) at its size then
@@ -63,6 +67,7 @@ from bench.engines.base import RunContext, RunRecord  # noqa: E402
 from bench.mockllm import LatencyProfile, MockLLM  # noqa: E402
 from bench.mockllm.tokens import request_tokens  # noqa: E402
 from bench.mockllm.transport import BASE_URL  # noqa: E402
+from bench.runner.loadworker import LoadSession  # noqa: E402
 from bench.runner.registry import create_engine  # noqa: E402
 from bench.tools import allow_handlers  # noqa: E402
 from bench.ttft import scripted_floor_ms  # noqa: E402
@@ -290,6 +295,7 @@ class Worker:
         self.out = out
         self._mocks: dict[str, MockLLM] = {}
         self.memory_budget_mb: int | None = None  # set when the cap is in force
+        self.load = LoadSession(engine_name, engine, scenarios, self.context)
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -542,6 +548,16 @@ def main(argv: list[str] | None = None) -> int:
                 worker.send({"type": "batch_done"})
             elif op == "throughput":
                 loop.run_until_complete(worker.throughput(command))
+            elif op == "load_prepare":
+                warmup = int(command.get("warmup", 3))
+                loop.run_until_complete(
+                    worker.load.prepare(command["scenario"], command["latency"], warmup)
+                )
+                worker.send({"type": "load_ready"})
+            elif op == "load":
+                worker.send(
+                    {"type": "load", "row": loop.run_until_complete(worker.load.level(command))}
+                )
             elif op == "exit":
                 break
             else:

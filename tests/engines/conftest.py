@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bench.engines import ENGINE_NAMES, Engine, RunContext, RunRecord, create_engine
+from bench.engines import MAIN_ENGINES, Engine, RunContext, RunRecord, create_engine
 from bench.mockllm import MockLLM
 from bench.mockllm.transport import BASE_URL
 from scenarios import Scenario, load_scenarios
@@ -33,7 +33,7 @@ def mock(scenarios: dict[str, Scenario]) -> MockLLM:
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def engines() -> AsyncIterator[dict[str, Engine]]:
-    built = {name: create_engine(name) for name in ENGINE_NAMES}
+    built = {name: create_engine(name) for name in MAIN_ENGINES}
     yield built
     for engine in built.values():
         await engine.aclose()

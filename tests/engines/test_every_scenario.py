@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench.engines import ENGINE_NAMES, RunRecord
+from bench.engines import MAIN_ENGINES, RunRecord
 from bench.engines.base import TERMINATIONS
 from bench.runner.worker import expectation_failures
 from scenarios import Scenario, load_scenarios
@@ -81,7 +81,7 @@ def check(record: RunRecord, scenario: Scenario) -> list[str]:
 
 
 @pytest.mark.parametrize("scenario_name", SCENARIO_NAMES)
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_scenario_meets_its_expectations(
     engine_name, scenario_name, engines, scenarios, mock
 ):

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 # every engine of the registry that asks for tools with tool calling (not text ReAct)
 TOOL_CALLING_ENGINES = [
     name
-    for name in engines_where(protocol="tools")
+    for name in engines_where(protocol="tools", environment="main")
     if name != "raw" and not spec(name).outcome_only
 ]
 HAPPY_PATHS = sorted(

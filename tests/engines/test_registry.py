@@ -10,6 +10,7 @@ import pytest
 from bench.debug.modes import ENGINE_MODES, MODES
 from bench.engines import ENGINES, create_engine
 from bench.engines.registry import ENGINE_NAMES, REGISTRY, counterpart, engines_where, spec
+from bench.envs import MAIN, environments
 from bench.footprint import ENGINE_STACKS
 from bench.report.model import ENGINE_ORDER, family, is_langchain
 from bench.report.palette import STYLES
@@ -18,20 +19,30 @@ from bench.report.palette import STYLES
 @pytest.mark.parametrize("name", ENGINE_NAMES)
 def test_every_part_knows_the_engine(name: str) -> None:
     entry = spec(name)
+    assert ENGINES[name] == entry.target
+    assert name in ENGINE_ORDER and name in STYLES and name in ENGINE_STACKS
+    assert set(ENGINE_MODES[name]) <= set(MODES)
+    # the debug capture runs in this interpreter: every main-environment engine has a mode
+    assert bool(ENGINE_MODES[name]) == (entry.environment == MAIN)
+    assert family(name) == entry.family_label
+    assert is_langchain(name) == (entry.family == "langchain")
+    assert entry.environment == MAIN or entry.environment in environments()
+    if entry.outcome_only:
+        assert spec(entry.variant_of).environment == entry.environment
+    module = entry.target.split(":")[0]
+    assert importlib.util.find_spec(module) is not None  # its adapter module exists
+    if entry.environment != MAIN:
+        return  # its own environment builds it: tests/engines/test_peers.py
     engine = create_engine(name)
     assert engine.name == name  # the adapter says the same name
     assert bool(getattr(engine, "streams", False)) == entry.streams
-    assert ENGINES[name] == entry.target
-    assert name in ENGINE_ORDER and name in STYLES and name in ENGINE_STACKS
-    assert ENGINE_MODES[name] and set(ENGINE_MODES[name]) <= set(MODES)
-    assert family(name) == entry.family_label
-    assert is_langchain(name) == (entry.family == "langchain")
     for module in entry.stack:
-        importlib.util.find_spec(module)  # the probe's imports exist here
+        assert importlib.util.find_spec(module) is not None  # the probe's imports exist here
 
 
 def test_styles_are_distinct_per_engine() -> None:
-    styles = [REGISTRY[n].style for n in ENGINE_NAMES]
+    # outcome-only variants appear in the fault matrix only, which colours by outcome
+    styles = [REGISTRY[n].style for n in ENGINE_NAMES if not REGISTRY[n].outcome_only]
     for field in ("color", "marker", "hatch"):
         values = [getattr(s, field) for s in styles]
         assert len(set(values)) == len(values), field

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bench.engines import ENGINE_NAMES, RunContext
+from bench.engines import MAIN_ENGINES, RunContext
 from bench.mockllm.transport import BASE_URL
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_the_breaker_scenario_repeats_identically(engines, scenarios, mock, engine_name):
     scenario = scenarios["tool_circuit_breaker"]
     engine = engines[engine_name]

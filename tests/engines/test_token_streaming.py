@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.engines import ENGINE_NAMES
+from bench.engines import MAIN_ENGINES
 from bench.mockllm import LatencyProfile, MockLLM
 from bench.ttft import first_answer_chunk, react_answer_started, scripted_floor_ms
 from tests.engines.conftest import run_once
@@ -23,7 +23,7 @@ FAST = LatencyProfile(name="test", ttft_ms=15.0, tokens_per_s=4000.0, jitter=0.1
 
 @session_loop
 @pytest.mark.parametrize("scenario_name", HAPPY)
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_streamed_run_meets_expectations_and_times_the_first_token(
     engine_name, scenario_name, engines, scenarios, mock
 ):
@@ -48,7 +48,7 @@ async def test_the_ordinary_call_is_unchanged(engines, scenarios, mock):
 
 
 @session_loop
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_first_token_never_precedes_the_mock_sending_it(engine_name, engines, scenarios):
     scenario = scenarios["customer_returns"]
     mock = MockLLM(scenarios={scenario.name: scenario}, latency=FAST)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bench.engines import ENGINE_NAMES, RunContext, create_engine
+from bench.engines import ENGINE_NAMES, MAIN_ENGINES, RunContext, create_engine
 from bench.mockllm.server import start_server_process
 from bench.mockllm.transport import BASE_URL
 from tests.engines.conftest import TEST_RUN_TIMEOUT_S, run_once
@@ -26,11 +26,11 @@ def server():
 async def inprocess_records(engines, scenarios, mock) -> dict[str, Any]:
     return {
         name: await run_once(engines[name], scenarios["customer_returns"], mock)
-        for name in ENGINE_NAMES
+        for name in MAIN_ENGINES
     }
 
 
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_customer_returns_over_loopback(
     engine_name, engines, scenarios, server, inprocess_records
 ):
@@ -61,7 +61,7 @@ class Exploding:
         raise RuntimeError(f"framework bug: {name}")
 
 
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_an_exception_inside_an_engine_becomes_an_error_record(
     engine_name, engines, scenarios, mock
 ):
@@ -86,7 +86,7 @@ async def test_an_exception_inside_an_engine_becomes_an_error_record(
     assert "framework bug" in record.error
 
 
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_a_run_is_cut_at_the_run_deadline(engine_name, engines, scenarios, mock):
     """tool_timeout's hung tool: engines with a per-tool timeout answer; the others are
     stopped at the run deadline and say so (aborted / timeout), in about that time."""
@@ -119,7 +119,7 @@ async def test_records_are_json_rows(inprocess_records):
         assert json.loads(json.dumps(record.to_row(with_bodies=True)))["requests"]
 
 
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_concurrent_runs_of_one_prepared_agent_keep_their_own_counts(
     engine_name, engines, scenarios, mock
 ):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.engines import ENGINE_NAMES, RunContext, create_engine
+from bench.engines import MAIN_ENGINES, RunContext, create_engine
 from bench.mockllm import MockLLM
 from bench.mockllm.protocols import detect_protocol
 from bench.mockllm.transport import BASE_URL
@@ -40,7 +40,7 @@ def test_the_protocol_is_told_by_the_prompt_not_by_missing_tools():
 
 
 @pytest.mark.asyncio(loop_scope="session")
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_every_engine_answers_a_scenario_without_tools_with_the_plain_text(engine_name):
     mock = MockLLM(scenarios={"chat_only": CHAT_ONLY})
     engine = create_engine(engine_name)

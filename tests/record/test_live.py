@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bench.commands.scenarios import unknown_engines
-from bench.engines import ENGINE_NAMES, RunContext, create_engine
+from bench.engines import MAIN_ENGINES, RunContext, create_engine
 from bench.mockllm import MockLLM
 from bench.mockllm.transport import BASE_URL
 from bench.record import MASK, build_scenarios, read_log
@@ -216,7 +216,7 @@ async def test_a_recording_replays_on_every_engine(agent: str, recordings: dict)
     _, scenario = recordings[agent]
     mock = MockLLM(scenarios={scenario.name: scenario})
     outcomes = {}
-    for name in ENGINE_NAMES:
+    for name in MAIN_ENGINES:
         engine = create_engine(name)
         try:
             mock.reset()
@@ -243,4 +243,4 @@ async def test_a_recording_replays_on_every_engine(agent: str, recordings: dict)
                 track_parcel("PX-10"),
             ],
         )
-    assert outcomes == {name: ([], None, FINAL, True) for name in ENGINE_NAMES}
+    assert outcomes == {name: ([], None, FINAL, True) for name in MAIN_ENGINES}

@@ -15,7 +15,9 @@ import pandas as pd
 
 from bench.engines.registry import REGISTRY
 from bench.report.model import RunData
-from bench.results.rows import CatalogueRecord, ProfileRow
+from bench.results import metrics
+from bench.results.files import dumps_line
+from bench.results.rows import CatalogueRecord, LoadRow, ProfileRow
 
 WANTED = (
     "raw",
@@ -165,6 +167,38 @@ class Params:
     hostile: bool = False  # put HOSTILE into every text field that reaches the report
 
 
+def load_rows(capacities: dict[str, float], seed: int = 1) -> list[LoadRow]:
+    """load.jsonl levels of a sweep per engine at 1 and 2 processes: a level is sustained
+    (runs at ~2.1 s, the target 2.4 s) when its rate is within the engine's capacity for
+    that many processes (``capacities``: one process), else over the target."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for engine, one in capacities.items():
+        for processes in (1, 2):
+            for rate in (25.0, 50.0, 100.0, 200.0, 400.0):
+                ok = rate <= one * processes
+                n = 50
+                base = 2100.0 if ok else 2600.0
+                latencies = [
+                    round(base + float(v), 3) for v in rng.exponential(40 if ok else 400, n)
+                ]
+                row = {
+                    "kind": "level", "engine": engine, "scenario": "customer_returns",
+                    "latency": "realistic", "transport": "loopback", "processes": processes,
+                    "rate": rate, "stream": None, "seed": 0, "scripted_ms": 2000.0,
+                    "target_ms": 2400.0, "ramp_s": 2.0, "window_s": 1.0, "timeout_s": 4.8,
+                    "mock_processes": 2, "scheduled": n, "ok": n, "wrong": 0, "failed": 0,
+                    "timeouts": 0, "cut": 0, "not_run": 0, "latencies_ms": latencies,
+                    "interval_s": 1.0, "completions": int(rate if ok else rate / 2),
+                    "cpu_s": 0.3, "cpu_slices": [[0.03, int(rate) // 10]] * 10,
+                    "peak_rss_mb": 100.0, "mock_cpu_per_s": 0.2, "host_cpu_per_s": 1.0,
+                    "engine_cpu_total_per_s": 0.7, "mock_cpu_total_per_s": 0.3,
+                    "stopped": None, "elapsed_s": 5.0, "pids": [1] * processes,
+                }  # fmt: skip
+                rows.append(LoadRow.model_validate_json(dumps_line(row)))
+    return rows
+
+
 def make(p: Params | None = None, seed: int = 1) -> RunData:
     p = p or Params()
     rng = np.random.default_rng(seed)
@@ -242,6 +276,11 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
         ttft=_ttft(p, rng),
         profile=_profile(p),
         catalogue=_catalogue(p, evil),
+        load_levels=tuple(
+            metrics.load_levels(
+                load_rows({e: v / 10 for e, v in p.peak_rps.items() if e in p.engines})
+            )
+        ),
     )
 
 

@@ -32,7 +32,10 @@ def test_every_chart_is_written_as_png_and_svg(hostile_report: Report) -> None:
 def test_missing_inputs_skip_charts_with_a_note(tmp_path: Path) -> None:
     report = build_report(make(Params(repeats=3, with_optional=False, ttft_added_ms={})), tmp_path)
     skipped = dict(report.skipped)
-    assert set(skipped) == {"throughput", "footprint", "ttft", "debuggability", "package_breakdown"}
+    assert set(skipped) == {
+        "throughput", "footprint", "ttft", "debuggability", "load_latency", "capacity",
+        "package_breakdown",
+    }  # fmt: skip
     assert skipped["throughput"] == "no throughput sweep in this run"
     assert not (tmp_path / "charts" / "throughput.png").exists()
     assert (tmp_path / "charts" / "latency.png").exists()
@@ -76,9 +79,13 @@ def test_empty_input_raises_no_data(draw, frame) -> None:
 
 
 def test_engines_keep_one_distinct_style() -> None:
-    assert len({s.color for s in STYLES.values()}) == len(STYLES)
-    assert len({s.marker for s in STYLES.values()}) == len(STYLES)
-    assert len({s.hatch for s in STYLES.values()}) == len(STYLES)  # greyscale: hatch differs
+    from bench.engines.registry import REGISTRY
+
+    # outcome-only variants are only drawn in the fault matrix, coloured by outcome
+    drawn = [s for e, s in STYLES.items() if not REGISTRY[e].outcome_only]
+    assert len({s.color for s in drawn}) == len(drawn)
+    assert len({s.marker for s in drawn}) == len(drawn)
+    assert len({s.hatch for s in drawn}) == len(drawn)  # greyscale: hatch differs
     assert style("someone-new") == style("someone-new")
 
 

@@ -32,7 +32,7 @@ def test_html_needs_nothing_from_outside(hostile_report: Report) -> None:
     html = hostile_report.html.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", html)
     assert "@import" not in html and "url(" not in html
-    assert html.count('src="data:image/png;base64,') == len(hostile_report.charts) // 2 == 10
+    assert html.count('src="data:image/png;base64,') == len(hostile_report.charts) // 2 == 12
 
 
 def test_report_has_every_section(hostile_report: Report) -> None:
@@ -46,6 +46,7 @@ def test_report_has_every_section(hostile_report: Report) -> None:
         "When to choose which",
         "Performance",
         "Where the time goes",
+        "Load: capacity under a latency target",
         "Tokens",
         "Footprint and code size",
         "Debuggability",
@@ -60,7 +61,7 @@ def test_report_has_every_section(hostile_report: Report) -> None:
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 def test_report_renders_in_headless_chromium(hostile_report: Report) -> None:
     state = page_state(hostile_report.html)
-    assert len(state["images"]) == 10
+    assert len(state["images"]) == 12
     for image in state["images"]:
         assert image["inline"], image
         assert image["width"] > 0 and image["height"] > 0, f"chart did not load: {image['alt']}"

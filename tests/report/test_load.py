@@ -192,7 +192,11 @@ def test_cli_writes_the_report_and_compares_with_a_baseline(
         str(out / "report.html"),
         f"{out / 'charts'}/ (8 charts)",
     ]
-    assert printed[3] == "  skipped chart debuggability: no debuggability scores in this run"
+    assert printed[3:6] == [
+        "  skipped chart load_latency: no load levels in this run",
+        "  skipped chart capacity: no capacity measurements in this run",
+        "  skipped chart debuggability: no debuggability scores in this run",
+    ]
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "| tool_flaky | ✓ recovered (stop) | ✓ recovered (stop) | ✗ failed (tool_error) |" in md
     assert "lc-agentexecutor +30" in md  # token overhead per request, turn by turn

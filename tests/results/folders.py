@@ -68,6 +68,7 @@ def config() -> dict[str, Any]:
         "throughput": False,
         "footprint": False,
         "ttft": False,
+        "load": False,
     }
 
 

@@ -20,6 +20,9 @@ EXTRA_ENGINES = ",".join(
         f"raw={FAKES}:FakeRaw",  # the baseline, replaced by the minimal fake loop
         f"fake-slow={FAKES}:FakeSlow",
         f"fake-crash={FAKES}:FakeCrash",
+        f"fake-hog={FAKES}:FakeHog",
+        f"fake-wrong={FAKES}:FakeWrong",
+        f"fake-failing={FAKES}:FakeFailing",
         "fake-broken=tests.runner.no_such_module:Nothing",  # cannot be imported
     ]
 )

@@ -4,11 +4,17 @@
 ``FakeSlow`` adds a fixed delay per step and a longer system prompt (so it is measurably
 slower and sends more tokens); ``FakeCrash`` kills its own process on its third run when
 ``SCHEDBENCH_FAKE_CRASH_FILE`` names an existing file (deleting it, so a resume succeeds).
+
+For the load phase: ``FakeHog`` holds its process's event loop for 80 ms on every LLM step
+(a deliberately slow engine: one process cannot keep up with 20 runs/s), ``FakeWrong``
+answers without the scenario's key phrase (completed, but not as expected) and
+``FakeFailing`` fails at once without calling the LLM (a fast failure).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -58,6 +64,7 @@ class FakeRaw(Engine):
         status, final, error, termination = "failed", None, None, "max_steps"
         try:
             for _ in range(scenario.limits.max_steps):
+                self.before_step()
                 if self.step_delay_s:
                     await asyncio.sleep(self.step_delay_s)
                 body = {"model": f"scenario/{scenario.name}", "messages": list(messages)}
@@ -108,6 +115,9 @@ class FakeRaw(Engine):
     def before_run(self, number: int) -> None:
         pass
 
+    def before_step(self) -> None:
+        pass
+
 
 class FakeSlow(FakeRaw):
     name = "fake-slow"
@@ -126,3 +136,44 @@ class FakeCrash(FakeRaw):
             os.unlink(marker)
             print("fake-crash: dying on purpose", file=sys.stderr, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+class FakeHog(FakeRaw):
+    name = "fake-hog"
+    description = "the fake loop that blocks its event loop for 80 ms on every LLM step"
+
+    def before_step(self) -> None:
+        time.sleep(0.08)
+
+
+class FakeWrong(FakeRaw):
+    name = "fake-wrong"
+    description = "the fake loop whose final answer misses the expected phrase"
+
+    async def run(self, prepared: Any) -> RunRecord:
+        record = await super().run(prepared)
+        return dataclasses.replace(record, final_answer="I cannot tell.")
+
+
+class FakeFailing(FakeRaw):
+    name = "fake-failing"
+    description = "the fake loop that fails at once, before any LLM call"
+
+    async def run(self, prepared: Any) -> RunRecord:
+        ctx: RunContext = prepared["ctx"]
+        return RunRecord(
+            engine=self.name,
+            scenario=ctx.scenario.name,
+            status="failed",
+            final_answer=None,
+            llm_calls=0,
+            tool_calls=0,
+            tools=[],
+            wall_ms=0.1,
+            cpu_ms=0.1,
+            prompt_tokens=0,
+            completion_tokens=0,
+            requests=[],
+            termination="llm_error",
+            error="refused on purpose",
+        )

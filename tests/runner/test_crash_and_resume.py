@@ -14,7 +14,7 @@ from tests.runner.conftest import SCENARIO_DIR, start_schedbench
 
 SCENARIOS = ("customer_returns", "single_tool")
 BASE = ["run", "--scenario-dir", str(SCENARIO_DIR), "--rounds", "1", "--warmup", "0"]
-BASE += ["--no-throughput", "--no-footprint"]
+BASE += ["--no-throughput", "--no-footprint", "--no-load"]
 
 
 def rows(out: Path) -> list[dict]:

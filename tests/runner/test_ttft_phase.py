@@ -37,7 +37,7 @@ def rows(path):
 def ttft_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("ttft") / "run"
     done = schedbench("--quick", "--out", str(out), "--engines", ",".join(ENGINES),
-                      "--scenarios", "single_tool", "--no-throughput", "--no-footprint")  # fmt: skip
+                      "--scenarios", "single_tool", "--no-throughput", "--no-footprint", "--no-load")  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out, done
 

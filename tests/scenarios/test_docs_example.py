@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.engines import ENGINE_NAMES, RunContext, create_engine
+from bench.engines import MAIN_ENGINES, RunContext, create_engine
 from bench.mockllm import MockLLM
 from bench.mockllm.transport import BASE_URL
 from scenarios import load_scenario
@@ -75,7 +75,7 @@ def _expectation_problems(record, expect: dict) -> dict:
     return wrong
 
 
-@pytest.mark.parametrize("engine_name", ENGINE_NAMES)
+@pytest.mark.parametrize("engine_name", MAIN_ENGINES)
 async def test_the_guide_example_runs_on_every_engine(private_dir, engine_name):
     scenario = load_scenario(private_dir / "stock_check.yaml")
     mock = MockLLM(scenario_dir=private_dir)
@@ -116,6 +116,8 @@ def guide_run(tmp_path_factory) -> Path:
             "--quick",
             "--no-throughput",
             "--no-footprint",
+            "--engines",
+            ",".join(MAIN_ENGINES),  # the peers' own environments: tests/engines/test_peers.py
             "--out",
             str(out),
         ],
@@ -133,12 +135,12 @@ def test_the_guide_example_goes_through_schedbench_run(guide_run):
     rows = [json.loads(line) for line in (guide_run / "runs.jsonl").read_text().splitlines()]
     timed = [r for r in rows if r["phase"] == "timed"]
     assert {r["scenario"] for r in rows} == {"stock_check"}
-    assert sorted({r["engine"] for r in timed}) == sorted(ENGINE_NAMES)
+    assert sorted({r["engine"] for r in timed}) == sorted(MAIN_ENGINES)
     assert all(r["expect_ok"] for r in rows), [r for r in rows if not r["expect_ok"]]
     outcomes = {(r["engine"], r["status"], r["termination"], r["llm_calls"]) for r in timed}
     assert outcomes == {
         ("raw", "failed", "llm_error", 3),
-        *((engine, "completed", "stop", 4) for engine in ENGINE_NAMES if engine != "raw"),
+        *((engine, "completed", "stop", 4) for engine in MAIN_ENGINES if engine != "raw"),
     }
     meta = json.loads((guide_run / "meta.json").read_text())
     assert meta["config"]["scenario_dir"].endswith("my-scenarios")

@@ -1,0 +1,118 @@
+"""``openai-agents`` (+ ``-retries``): the OpenAI Agents SDK, the way its docs write it.
+
+As its "Using other LLM providers" guide does: ``OpenAIChatCompletionsModel`` over
+``AsyncOpenAI(base_url=<the mock>)``, ``set_tracing_disabled(True)`` (tracing is on by
+default and would try to export to OpenAI), an ``Agent(name, instructions, tools, model)``
+and ``await Runner.run(agent, input, max_turns=N)``; the answer is ``result.final_output``.
+
+The scenario's tools are the SDK's custom ``FunctionTool``\\s (its documented way to give a
+JSON Schema): ``params_json_schema`` is the scenario's schema, unchanged, with
+``strict_json_schema=False`` (strict mode would rewrite it), ``timeout_seconds`` the
+scenario's tool timeout (a timed-out call is told to the model: the SDK's default
+``error_as_result``), and ``on_invoke_tool`` parses the arguments and awaits the tool.
+Exceptions the tool raises propagate, as the SDK documents for custom tools ("raise an
+Exception (which will cause the run to fail)"): the SDK ends the run with ``UserError``
+(``tool_error``; malformed argument JSON: ``invalid_tool_call``). A call to a tool the agent
+does not have ends it with ``ModelBehaviorError`` (``unknown_tool``).
+
+Limits: ``max_turns=max_steps`` (``MaxTurnsExceeded`` → ``aborted`` / ``max_steps``), the
+LLM timeout on the client (``AsyncOpenAI(timeout=...)``, per attempt); retries are the
+client's default (2) unless normalised (``peers``). The run deadline is the harness's
+``asyncio.timeout``. With ``RunContext.stream_tokens`` it runs ``Runner.run_streamed`` and
+reads ``raw_response_event``\\s: the first ``response.output_text.delta`` after the last
+``response.created`` is the first token of the final answer.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from agents import (
+    Agent,
+    FunctionTool,
+    MaxTurnsExceeded,
+    ModelBehaviorError,
+    OpenAIChatCompletionsModel,
+    Runner,
+    UserError,
+    set_tracing_disabled,
+)
+
+from bench.engines.common import Outcome
+from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
+from bench.tools import ScenarioTool, build_tools
+
+set_tracing_disabled(True)
+
+
+def function_tool(tool: ScenarioTool, timeout_s: float) -> FunctionTool:
+    """The scenario tool as the SDK's custom ``FunctionTool`` (its JSON Schema as is)."""
+
+    async def on_invoke_tool(_context: Any, arguments: str) -> str:
+        return await tool.acall(**json.loads(arguments or "{}"))
+
+    return FunctionTool(
+        name=tool.name,
+        description=tool.description,
+        params_json_schema=tool.parameters,
+        on_invoke_tool=on_invoke_tool,
+        strict_json_schema=False,
+        timeout_seconds=timeout_s,
+    )
+
+
+class OpenAIAgentsEngine(PeerEngine):
+    name = "openai-agents"
+    description = "OpenAI Agents SDK: Agent + Runner.run on OpenAIChatCompletionsModel, defaults"
+
+    def build(self, ctx: Any) -> Agent:
+        scenario, limits = ctx.scenario, ctx.scenario.limits
+        client = self.openai_client(ctx, timeout=limits.llm_timeout_s)
+        return Agent(
+            name="assistant",
+            instructions=scenario.system_prompt,
+            tools=[function_tool(t, limits.tool_timeout_s) for t in build_tools(scenario)],
+            model=OpenAIChatCompletionsModel(model=model_name(ctx), openai_client=client),
+        )
+
+    def _input(self, p: PeerPrepared) -> list[dict[str, str]]:
+        return [*p.history, {"role": "user", "content": p.user}]
+
+    async def invoke(self, p: PeerPrepared) -> Outcome:
+        result = await Runner.run(p.agent, self._input(p), max_turns=p.scenario.limits.max_steps)
+        return answered(result.final_output)
+
+    async def stream(self, p: PeerPrepared) -> Outcome:
+        started = time.perf_counter()
+        first = None  # the first text delta of the latest model response
+        result = Runner.run_streamed(p.agent, self._input(p), max_turns=p.scenario.limits.max_steps)
+        async for event in result.stream_events():
+            if event.type != "raw_response_event":
+                continue
+            kind = getattr(event.data, "type", "")
+            if kind == "response.created":
+                first = None
+            elif kind == "response.output_text.delta" and first is None and event.data.delta:
+                first = time.perf_counter()
+        outcome = answered(result.final_output)
+        if outcome.status == "completed" and first is not None:
+            outcome.ttft_ms = (first - started) * 1000
+        return outcome
+
+    def classify(self, exc: BaseException, p: PeerPrepared) -> Outcome:
+        text = f"{type(exc).__name__}: {exc}"[:2000]
+        if isinstance(exc, MaxTurnsExceeded):
+            return Outcome("aborted", None, "max_steps", error=text)
+        if isinstance(exc, UserError) and isinstance(exc.__cause__, json.JSONDecodeError):
+            return Outcome("failed", None, "invalid_tool_call", error=text)
+        if isinstance(exc, ModelBehaviorError) and "not found" in str(exc):
+            return Outcome("failed", None, "unknown_tool", error=text)
+        return super().classify(exc, p)
+
+
+class OpenAIAgentsRetriesEngine(OpenAIAgentsEngine):
+    name = "openai-agents-retries"
+    description = "the same Agents SDK engine with retries normalised (limits.max_retries)"
+    retries_normalised = True

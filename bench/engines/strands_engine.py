@@ -1,0 +1,125 @@
+"""``strands`` (+ ``-retries``): a Strands Agents ``Agent``, the way its docs write it.
+
+As its OpenAI model provider page does: ``OpenAIModel(client=AsyncOpenAI(base_url=<the
+mock>), model_id=...)`` in an ``Agent(model, system_prompt, tools, callback_handler=None)``
+and ``await agent.invoke_async(prompt)``; the answer is ``str(result)``.
+``callback_handler=None`` turns off the default ``PrintingCallbackHandler`` (which prints
+every streamed token to stdout); Strands' OpenTelemetry tracing exports nothing unless a
+tracer provider is configured. The OpenAI model streams every call by default
+(``stream=True``), so this engine ``streams``.
+
+A Strands ``Agent`` holds its conversation (``agent.messages``) and refuses concurrent
+invocations, so a service builds one per request: this engine does so in every run (its
+construction is part of the run), from the prepared model and tools.
+
+The scenario's tools are ``PythonAgentTool(name, tool_spec, function)`` — Strands'
+module-tool form, whose ``inputSchema`` is the scenario's JSON Schema as is; the function
+returns a ``ToolResult``. A tool's exception becomes an error result the model sees (Strands'
+default), so the run goes on.
+
+Limits: Strands has no step or cycle limit (the event loop runs until the model answers);
+the LLM timeout goes to the openai client; no per-tool timeout. Retries: Strands' own
+``ModelRetryStrategy`` (6 attempts, 4 s initial delay, on throttling) on top of the openai
+client's default 2, unless normalised (``retry_strategy=None`` — one attempt — and the
+client's ``max_retries=N``, see ``peers``). With ``RunContext.stream_tokens`` it iterates
+``agent.stream_async(prompt)``: the first ``data`` event after the last tool use is the first
+token of the answer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from strands import Agent
+from strands.models.openai import OpenAIModel
+from strands.tools.tools import PythonAgentTool
+
+from bench.engines.common import Outcome
+from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
+from bench.tools import ScenarioTool, build_tools
+
+
+def agent_tool(tool: ScenarioTool) -> PythonAgentTool:
+    spec = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": {"json": tool.parameters},
+    }
+
+    async def run(tool_use: Any, **_state: Any) -> dict[str, Any]:
+        text = await tool.acall(**(tool_use.get("input") or {}))
+        return {
+            "toolUseId": tool_use["toolUseId"],
+            "status": "success",
+            "content": [{"text": text}],
+        }
+
+    return PythonAgentTool(tool.name, spec, run)
+
+
+@dataclass
+class StrandsParts:
+    """What every run's ``Agent`` is built from (prepared once)."""
+
+    model: OpenAIModel
+    tools: list[PythonAgentTool]
+    system_prompt: str
+    retry_options: dict[str, Any]
+
+
+class StrandsEngine(PeerEngine):
+    name = "strands"
+    description = "Strands Agents: Agent + OpenAIModel (streams), callback printing off"
+    streams = True
+
+    def build(self, ctx: Any) -> StrandsParts:
+        scenario = ctx.scenario
+        client = self.openai_client(ctx, timeout=scenario.limits.llm_timeout_s)
+        return StrandsParts(
+            model=OpenAIModel(client=client, model_id=model_name(ctx)),
+            tools=[agent_tool(t) for t in build_tools(scenario)],
+            system_prompt=scenario.system_prompt,
+            retry_options={"retry_strategy": None} if self.retries_normalised else {},
+        )
+
+    def agent(self, p: PeerPrepared) -> Agent:
+        parts: StrandsParts = p.agent
+        history = [{"role": m["role"], "content": [{"text": m["content"]}]} for m in p.history]
+        return Agent(
+            model=parts.model,
+            system_prompt=parts.system_prompt,
+            tools=list(parts.tools),
+            messages=history or None,
+            callback_handler=None,
+            **parts.retry_options,
+        )
+
+    async def invoke(self, p: PeerPrepared) -> Outcome:
+        result = await self.agent(p).invoke_async(p.user)
+        return answered(str(result).strip())
+
+    async def stream(self, p: PeerPrepared) -> Outcome:
+        started = time.perf_counter()
+        first = None
+        result = None
+        async for event in self.agent(p).stream_async(p.user):
+            if "current_tool_use" in event:
+                first = None  # the answer comes after the last tool use
+            elif event.get("data") and first is None:
+                first = time.perf_counter()
+            if "result" in event:
+                result = event["result"]
+        if result is None:
+            raise RuntimeError("stream_async ended without its result")
+        outcome = answered(str(result).strip())
+        if outcome.status == "completed" and first is not None:
+            outcome.ttft_ms = (first - started) * 1000
+        return outcome
+
+
+class StrandsRetriesEngine(StrandsEngine):
+    name = "strands-retries"
+    description = "the same Strands engine with retries normalised (limits.max_retries)"
+    retries_normalised = True

@@ -1,0 +1,90 @@
+"""The peer frameworks, each in its own environment: every adapter builds there under its
+registry name, and a quick run of four happy-path scenarios on every peer engine ends with
+each scenario's expected outcome.
+
+The environments are built once (``bench.envs``, cached in ``<project>/.envs``: ~20 s with a
+warm uv cache, a few minutes on a machine that has never downloaded the wheels) and reused
+by every later test and ``make bench``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.engines.registry import REGISTRY, SPECS
+from bench.envs import MAIN, ensure
+
+ROOT = Path(__file__).resolve().parents[2]
+# every peer framework's engine with its defaults (the -retries variants run faults only)
+PEERS = tuple(
+    s.name
+    for s in SPECS
+    if s.environment != MAIN and s.family != "langchain" and not s.outcome_only
+)
+QUICK = ("customer_returns", "single_tool", "sequential_chain", "parallel_tool_calls")
+
+PROBE = """
+import importlib.util, json, sys
+from bench.engines import create_engine
+from bench.engines.registry import REGISTRY
+out = {}
+for name in sys.argv[1:]:
+    engine = create_engine(name)
+    stack = all(importlib.util.find_spec(m) is not None for m in REGISTRY[name].stack)
+    out[name] = [engine.name, bool(engine.streams), stack]
+print(json.dumps(out))
+"""
+
+
+def test_the_peers_are_the_four_frameworks_at_least():
+    families = {REGISTRY[name].family for name in PEERS}
+    assert {"openai-agents", "pydantic-ai", "llamaindex", "agno"} <= families
+    for name in PEERS:
+        variant = f"{name}-retries"
+        assert REGISTRY[variant].variant_of == name and REGISTRY[variant].outcome_only
+
+
+@pytest.mark.timeout(900)
+def test_every_non_main_adapter_builds_in_its_environment():
+    by_env: dict[str, list[str]] = {}
+    for spec in SPECS:
+        if spec.environment != MAIN:
+            by_env.setdefault(spec.environment, []).append(spec.name)
+    for env_name, names in by_env.items():
+        python = ensure(env_name).python
+        done = subprocess.run(
+            [python, "-c", PROBE, *names], capture_output=True, text=True, cwd=ROOT, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        built = json.loads(done.stdout.splitlines()[-1])
+        assert built == {n: [n, REGISTRY[n].streams, True] for n in names}, env_name
+
+
+@pytest.mark.timeout(900)
+def test_a_quick_run_on_every_peer_meets_each_scenarios_expectations(tmp_path):
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "bench.cli", "run", "--engines", ",".join(PEERS)]
+    command += ["--scenarios", ",".join(QUICK), "--repeat", "1", "--warmup", "0"]
+    command += ["--rounds", "1", "--no-throughput", "--no-ttft", "--no-footprint", "--no-load"]
+    command += ["--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=850)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    outcomes = {
+        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["expect_ok"])
+        for r in rows
+        if r["phase"] == "timed"
+    }
+    assert outcomes == {
+        (engine, scenario): ("completed", "stop", True) for engine in PEERS for scenario in QUICK
+    }
+    meta = json.loads((out / "meta.json").read_text())
+    for engine in PEERS:
+        env = meta["environments"][REGISTRY[engine].environment]
+        assert env["status"] == "ok"
+        assert env["packages"]["schedbench"] == "0.1.0"  # the harness, installed editable

@@ -1,0 +1,127 @@
+"""Engine environments: declared in one place, built once, reused while their pins hold, and
+a family whose environment cannot be built is skipped with its reason while the run goes on."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bench.envs import build
+from bench.envs.build import EnvironmentSpec, EnvironmentUnavailable, ensure, environments
+from tests.runner.conftest import SCENARIO_DIR
+
+BROKEN = "not a valid requirement ==="
+
+
+@pytest.fixture
+def spec_dir(tmp_path, monkeypatch) -> Path:
+    """A private folder of environment declarations and a private build root."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    monkeypatch.setattr(build, "SPEC_DIR", specs)
+    monkeypatch.setenv(build.ENV_VAR, str(tmp_path / "built"))
+    return specs
+
+
+def declare(spec_dir: Path, name: str, requirements: str, constraints: str = "") -> None:
+    (spec_dir / name).mkdir()
+    (spec_dir / name / "requirements.txt").write_text(requirements, encoding="utf-8")
+    (spec_dir / name / "constraints.txt").write_text(constraints, encoding="utf-8")
+
+
+def test_every_declared_environment_pins_its_framework_and_is_locked():
+    declared = environments()
+    assert {"openai-agents", "pydantic-ai", "llamaindex", "agno"} <= set(declared)
+    assert {"langchain-0.1", "langchain-0.2", "langchain-0.3", "langchain-1"} <= set(declared)
+    for spec in declared.values():
+        pins = spec.pins()
+        assert pins, spec.name
+        locked = spec.constraints.read_text(encoding="utf-8")
+        for name, version in pins.items():
+            assert f"{name}=={version}\n" in locked, (spec.name, name)
+        for core in ("httpx", "httpx2", "tiktoken", "pydantic", "jsonschema"):
+            assert f"\n{core}==" in locked, (spec.name, core)
+
+
+def test_the_fingerprint_moves_with_the_pins(spec_dir):
+    declare(spec_dir, "demo", "somepkg==1.0\n", "somepkg==1.0\n")
+    spec = EnvironmentSpec("demo", spec_dir / "demo")
+    before = spec.fingerprint()
+    assert spec.fingerprint() == before
+    spec.constraints.write_text("somepkg==1.0\nother==2\n", encoding="utf-8")
+    assert spec.fingerprint() != before
+
+
+def test_a_broken_environment_raises_its_reason_and_leaves_nothing_half_built(spec_dir):
+    declare(spec_dir, "broken", BROKEN + "\n")
+    with pytest.raises(EnvironmentUnavailable) as caught:
+        ensure("broken")
+    assert caught.value.name == "broken"
+    assert "not a valid requirement" in caught.value.reason or "===" in caught.value.reason
+    built = Path(build.envs_root())
+    assert not (built / "broken").exists()
+    assert (built / "broken.build.log").read_text(encoding="utf-8").startswith("$ ")
+
+
+def test_an_undeclared_environment_names_the_valid_ones(spec_dir):
+    declare(spec_dir, "demo", "somepkg==1.0\n")
+    with pytest.raises(EnvironmentUnavailable, match=re.escape("not declared (valid: main, demo)")):
+        ensure("nope")
+
+
+def test_a_built_environment_is_reused():
+    first = ensure("agno")
+    again = ensure("agno")
+    assert again.reused and again.python == first.python
+    assert again.fingerprint == first.fingerprint == build.environment_spec("agno").fingerprint()
+
+
+def test_a_family_whose_environment_fails_is_skipped_and_the_run_goes_on(
+    spec_dir, tmp_path, monkeypatch
+):
+    from bench.engines import registry
+    from bench.results.store import RunStore
+    from bench.runner.orchestrator import Orchestrator
+    from bench.runner.plan import RunConfig
+    from scenarios import load_scenarios
+
+    declare(spec_dir, "broken", BROKEN + "\n")
+    elsewhere = replace(registry.REGISTRY["raw"], name="raw-elsewhere", environment="broken")
+    monkeypatch.setitem(registry.REGISTRY, "raw-elsewhere", elsewhere)
+    config = RunConfig(
+        engines=("raw", "raw-elsewhere"),
+        scenarios=("customer_returns",),
+        scenario_dir=str(SCENARIO_DIR),
+        repeat=2,
+        warmup=0,
+        rounds=1,
+        throughput=False,
+        footprint=False,
+        ttft=False,
+    )
+    store = RunStore(tmp_path / "run")
+    store.create()
+    with store:
+        outcome = Orchestrator(config, load_scenarios(SCENARIO_DIR), store).run()
+    rows = [json.loads(line) for line in store.path("runs.jsonl").read_text().splitlines()]
+    by_engine = {
+        engine: [(r["status"], r["termination"]) for r in rows if r["engine"] == engine]
+        for engine in ("raw", "raw-elsewhere")
+    }
+    assert by_engine == {
+        "raw": [("completed", "stop")] * 2,
+        "raw-elsewhere": [("error", "env_unavailable")] * 2,
+    }
+    skipped = [r for r in rows if r["engine"] == "raw-elsewhere"]
+    assert all(r["error"].startswith("environment 'broken' could not be built:") for r in skipped)
+    assert all(r["crashed"] for r in skipped)  # --resume retries them once the pins are fixed
+    assert outcome.environments["broken"]["status"] == "error"
+    assert len(outcome.messages) == 1
+    assert outcome.messages[0].startswith(
+        "environment broken could not be built, so raw-elsewhere is skipped (the rest of the "
+        "run goes on): "
+    )
