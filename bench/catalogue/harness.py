@@ -75,3 +75,17 @@ async def observe_cell(
 def catalogue_mock() -> MockLLM:
     """The in-process mock serving the catalogue's own scenarios."""
     return MockLLM(scenario_dir=SCENARIO_DIR)
+
+
+async def plain_failures(engine: str) -> dict[str, list[str]]:
+    """What each customisation's check finds wrong with ``engine``'s plain agent (the same
+    agent without any customisation): every check must find something, or it proves nothing."""
+    from bench.catalogue.customisations import CUSTOMISATIONS
+    from bench.catalogue.table import BASELINE, Cell
+
+    mock, build = catalogue_mock(), Cell(engine, BASELINE, "").build()
+    out = {}
+    for c in CUSTOMISATIONS:
+        obs = await observe_cell(engine, c, build, mock, deadline_s=2.0)  # a tool hangs
+        out[c.key] = c.check(obs)
+    return out

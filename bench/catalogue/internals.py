@@ -52,6 +52,9 @@ DOCUMENTED_BASES = frozenset(
         "BaseCallbackHandler",  # LangChain callbacks
         "AsyncCallbackHandler",
         "BaseTool",  # a custom LangChain tool
+        "Model",  # OpenAI Agents SDK: a custom model
+        "RunHooks",  # OpenAI Agents SDK: run lifecycle hooks
+        "TracingProcessor",  # OpenAI Agents SDK: a custom trace processor
     }
 )
 

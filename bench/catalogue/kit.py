@@ -140,10 +140,52 @@ def scheduler_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
     return chat_model
 
 
+def openai_agents_model(mock: MockLLM, default_model: str) -> Callable[..., Any]:
+    import openai
+    from agents import OpenAIChatCompletionsModel, set_trace_processors
+
+    set_trace_processors([])  # no export to OpenAI's backend; a cell may add its own
+    lib = "httpx2" if int(openai.__version__.split(".", 1)[0]) >= 3 else "httpx"
+
+    def chat_model(model: str | None = None, max_retries: int | None = None) -> Any:
+        client = openai.AsyncOpenAI(
+            base_url=BASE_URL,
+            api_key=API_KEY,
+            http_client=mock_async_client(mock, lib),
+            max_retries=2 if max_retries is None else max_retries,
+        )
+        return OpenAIChatCompletionsModel(model=model or default_model, openai_client=client)
+
+    return chat_model
+
+
+def openai_agents_tools(tools: list[Any]) -> list[Any]:
+    """The scenario tools as the SDK's ``FunctionTool`` (as ``bench.engines``' adapter does)."""
+    import json
+
+    from agents import FunctionTool
+
+    def function_tool(tool: Any) -> Any:
+        async def on_invoke_tool(_context: Any, arguments: str) -> str:
+            return await tool.acall(**json.loads(arguments or "{}"))
+
+        return FunctionTool(
+            name=tool.name,
+            description=tool.description,
+            params_json_schema=tool.parameters,
+            on_invoke_tool=on_invoke_tool,
+            strict_json_schema=False,
+        )
+
+    return [function_tool(t) for t in tools]
+
+
 def chat_model_factory(engine: str, mock: MockLLM, model: str) -> Callable[..., Any]:
     """``(model=None, max_retries=None) -> chat model`` of ``engine``'s family, on the mock."""
     if engine == "scheduler":
         return scheduler_model(mock, model)
+    if engine == "openai-agents":
+        return openai_agents_model(mock, model)
     return langchain_model(mock, model)
 
 
@@ -171,7 +213,8 @@ def scheduler_tools(tools: list[Any]) -> list[Any]:
 
 
 def kit_for(engine: str, scenario: Scenario, mock: MockLLM, sink: TraceSink | None) -> Kit:
-    """The kit of ``engine`` (``lc-create-agent``, ``lc-agentexecutor`` or ``scheduler``)."""
+    """The kit of ``engine`` (``lc-create-agent``, ``lc-agentexecutor``, ``scheduler``, or a
+    peer: ``openai-agents``, in its own environment)."""
     tools = build_tools(scenario)
     model = f"scenario/{scenario.name}"
     common = {
@@ -192,4 +235,8 @@ def kit_for(engine: str, scenario: Scenario, mock: MockLLM, sink: TraceSink | No
         )
     if engine == "scheduler":
         return Kit(tools=scheduler_tools(tools), chat_model=scheduler_model(mock, model), **common)
+    if engine == "openai-agents":
+        return Kit(
+            tools=openai_agents_tools(tools), chat_model=openai_agents_model(mock, model), **common
+        )
     raise ValueError(f"no catalogue kit for engine {engine!r}")

@@ -3,15 +3,20 @@
 ``run_catalogue()`` runs every cell of ``bench.catalogue.table`` (its effect checked, its
 statements counted beyond its family's ``plain`` agent, its internals read from the source)
 and every program of ``bench.catalogue.simplicity``, in one event loop, against one
-in-process mock and one loopback trace sink. A cell that fails to build or run is a row
+in-process mock and one loopback trace sink. A peer's engine runs the same way inside its
+own virtualenv (``bench.envs``; ``python -m bench.catalogue.worker ENGINE...`` prints its
+rows as JSON); an environment that cannot be built leaves its engines ``skipped``, with the
+reason. A cell that fails to build or run is a row
 with ``works: false`` and its failure; the others go on. ``write_catalogue`` writes the file
 (``sort_keys``, a schema version), read back by ``bench.results.load``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -23,11 +28,12 @@ from bench.catalogue.harness import catalogue_mock, observe_cell
 from bench.catalogue.internals import kinds
 from bench.catalogue.kit import TraceSink
 from bench.catalogue.simplicity import PROGRAMS, run_program
-from bench.catalogue.table import CELLS, Cell
-from bench.codesize import measure_target
+from bench.catalogue.table import CELLS, FAMILIES, Cell
+from bench.codesize import PROJECT_ROOT, measure_target
 from bench.results.files import CATALOGUE, clean
 
 SCHEMA_VERSION = 1
+WORKER_TIMEOUT_S = 600.0  # a peer environment's whole catalogue: seconds, unless it hangs
 
 Progress = Callable[[str], None]
 
@@ -75,24 +81,67 @@ async def run_cell(cell: Cell, mock: Any, sink: TraceSink) -> dict[str, Any]:
     return row
 
 
+def environment_of(engine: str) -> str:
+    """The virtualenv ``engine`` runs in (the registry's ``environment``)."""
+    from bench.engines.registry import REGISTRY
+    from bench.envs import MAIN
+
+    spec = REGISTRY.get(engine)
+    return spec.environment if spec is not None else MAIN
+
+
+def run_in_environment(environment: str, engines: list[str], say: Progress) -> dict[str, Any]:
+    """Run ``engines``' cells and programs in ``environment``'s interpreter (a subprocess of
+    ``bench.catalogue.worker``); their rows, or ``skipped`` with the reason."""
+    from bench.envs import EnvironmentUnavailable, ensure
+
+    try:
+        python = ensure(environment).python
+    except EnvironmentUnavailable as exc:
+        return {"skipped": [{"engine": e, "reason": exc.reason} for e in engines]}
+    done = subprocess.run(
+        [python, "-m", "bench.catalogue.worker", *engines],
+        capture_output=True,
+        text=True,
+        timeout=WORKER_TIMEOUT_S,
+        cwd=PROJECT_ROOT,
+    )
+    for line in done.stderr.splitlines():
+        say(line)
+    if done.returncode != 0:
+        reason = f"the {environment} worker exited {done.returncode}: {done.stderr[-500:]}"
+        return {"skipped": [{"engine": e, "reason": reason} for e in engines]}
+    return json.loads(done.stdout)
+
+
 async def run_catalogue(
-    engines: Iterable[str] | None = None, progress: Progress | None = None
+    engines: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    *,
+    in_process: bool = False,
 ) -> dict[str, Any]:
-    """Every cell and program of ``engines`` (default: all) → the ``catalogue.json`` data."""
-    wanted = None if engines is None else set(engines)
+    """Every cell and program of ``engines`` (default: all) → the ``catalogue.json`` data.
+    An engine of another environment runs in that environment's interpreter, unless
+    ``in_process`` (the worker, already there)."""
+    wanted = list(FAMILIES) if engines is None else list(engines)
     say = progress or (lambda _: None)
     logging.getLogger("langsmith").setLevel(logging.ERROR)  # the sink is not a real LangSmith
     started_at, started = datetime.now(UTC).isoformat(timespec="seconds"), time.perf_counter()
+    here = [e for e in wanted if in_process or environment_of(e) == "main"]
+    elsewhere: dict[str, list[str]] = {}
+    for engine in wanted:
+        if engine not in here:
+            elsewhere.setdefault(environment_of(engine), []).append(engine)
     mock, sink = catalogue_mock(), TraceSink()
-    cells, programs = [], []
+    cells, programs, skipped = [], [], []
     try:
         for cell in CELLS:
-            if wanted is None or cell.engine in wanted:
+            if cell.engine in here:
                 row = await run_cell(cell, mock, sink)
                 say(f"{cell.engine} {cell.customisation}: {'works' if row['works'] else 'FAILS'}")
                 cells.append(row)
         for program in PROGRAMS:
-            if wanted is None or program.engine in wanted:
+            if program.engine in here:
                 result = await run_program(program, mock)
                 say(f"{program.engine} {program.case}: {result.statements} statements")
                 programs.append(
@@ -103,10 +152,19 @@ async def run_catalogue(
                         "statements": result.statements,
                         "works": result.works,
                         "failures": result.failures,
+                        "note": program.note,
                     }
                 )
     finally:
         sink.close()
+    for environment, group in elsewhere.items():
+        data = await asyncio.to_thread(run_in_environment, environment, group, say)
+        cells += data.get("cells", [])
+        programs += data.get("simplicity", [])
+        skipped += data.get("skipped", [])
+    order = {e: i for i, e in enumerate(wanted)}
+    cells.sort(key=lambda r: order[r["engine"]])  # stable: each engine's cells in table order
+    programs.sort(key=lambda r: order[r["engine"]])
     return {
         "schema_version": SCHEMA_VERSION,
         "started_at": started_at,
@@ -117,6 +175,7 @@ async def run_catalogue(
         ],
         "cells": cells,
         "simplicity": programs,
+        "skipped": skipped,
     }
 
 

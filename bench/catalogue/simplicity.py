@@ -47,6 +47,7 @@ class Program:
     engine: str
     case: Case
     module: str  # under bench.catalogue.programs
+    note: str = ""  # what to know when reading its result
 
     @property
     def target(self) -> str:
@@ -62,9 +63,21 @@ _FILES = {
     "lc-create-agent": "langchain_v1",
     "lc-agentexecutor": "agentexecutor",
     "scheduler": "scheduler",
+    "openai-agents": "openai_agents",  # a peer: runs in its own environment
+}
+NOTES = {
+    ("openai-agents", "complex"): "the mock names tool calls by their turn (call_t0_0, ...) and "
+    "plays its script from the top for each question, so both questions' calls get the same "
+    "ids; the Agents SDK keeps one conversation item per call id and loses the second "
+    "question's calls (a real model never repeats an id): a limit of the mock, not a result",
 }
 PROGRAMS: tuple[Program, ...] = tuple(
-    Program(engine, case, f"{stem}_{'simple' if case == 'simple' else 'support'}")
+    Program(
+        engine,
+        case,
+        f"{stem}_{'simple' if case == 'simple' else 'support'}",
+        NOTES.get((engine, case), ""),
+    )
     for engine, stem in _FILES.items()
     for case in CASES
 )

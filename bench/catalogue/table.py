@@ -24,6 +24,7 @@ FAMILIES: dict[str, str] = {
     "lc-create-agent": "bench.catalogue.langchain_v1",
     "lc-agentexecutor": "bench.catalogue.agentexecutor",
     "scheduler": "bench.catalogue.scheduler",
+    "openai-agents": "bench.catalogue.openai_agents",  # a peer: runs in its own environment
 }
 BASELINE = "plain"  # every family module's agent without a customisation
 
@@ -113,6 +114,22 @@ CELLS: tuple[Cell, ...] = (
             "retry_one_class": "wraps the ChatModel, client max_retries=0 (the client's "
             "retry policy is one for all errors)",
             "redact_trace": "AgentConfig.trace_redact, a recursive regex over the values",
+        },
+    ),
+    *_cells(
+        "openai-agents",
+        {
+            "veto_tool": "a tool input guardrail (@tool_input_guardrail) returns reject_content",
+            "rewrite_args": "wraps each FunctionTool's on_invoke_tool: guardrails cannot rewrite",
+            "stop_on_keyword": "Agent(tool_use_behavior=a function) ends the run on the result",
+            "tool_timeouts": "FunctionTool.timeout_seconds per tool",
+            "inject_message": "RunConfig(call_model_input_filter=...) inserts it in each call",
+            "switch_model": "a custom Model (its documented extension point) picks one per step",
+            "user_budget": "RunHooks on_llm_start / on_llm_end, the user in the run context; the "
+            "run ends with the hook's exception",
+            "retry_one_class": "ModelSettings(retry=ModelRetrySettings(policy=retry_policies."
+            "http_status([429])))",
+            "redact_trace": "a TracingProcessor that exports each span redacted",
         },
     ),
 )

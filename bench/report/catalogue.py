@@ -120,7 +120,8 @@ def simplicity_table(record: CatalogueRecord) -> Table:
         caption="Statements of the whole program a user writes (imports included, docstrings "
         "not; the chat model is built by the caller on every side). Simple: one tool, one "
         "question. Complex: conversation memory, three tools and a custom stop condition. "
-        "Each program passed its test against its scenario unless marked.",
+        "Each program passed its test against its scenario unless marked (the notes below "
+        "say why).",
         css="simplicity",
         numeric=(1, 2, 3),
     )
@@ -165,6 +166,13 @@ def catalogue_section(record: CatalogueRecord | None) -> Section:
                 )
             )
         )
+    remarks = [
+        Paragraph.of(f"{p.engine} {p.case} agent: {p.note}")
+        for p in record.simplicity
+        if p.note and not p.works
+    ] + [Paragraph.of(f"{s.engine}: not run ({s.reason})") for s in record.skipped]
+    if remarks:
+        blocks.append(Bullets(tuple(remarks)))
     blocks.append(notes_table(record))
     return Section(title, anchor, tuple(blocks))
 

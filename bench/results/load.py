@@ -51,6 +51,7 @@ from bench.results.rows import (
     CatalogueCellRow,
     CatalogueCustomisation,
     CatalogueRecord,
+    CatalogueSkipped,
     DebugRow,
     FootprintRow,
     LoadRow,
@@ -207,6 +208,7 @@ def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
         ),
         cells=_typed(data.get("cells"), CatalogueCellRow, "cells", skipped),
         simplicity=_typed(data.get("simplicity"), SimplicityRow, "simplicity", skipped),
+        skipped=_typed(data.get("skipped"), CatalogueSkipped, "skipped", skipped),
     )
     return record, skipped
 

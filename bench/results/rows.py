@@ -305,6 +305,14 @@ class SimplicityRow(Row):
     works: bool
     target: str = ""
     failures: tuple[str, ...] = ()
+    note: str = ""  # what to know when reading the result (e.g. a limit of the mock)
+
+
+class CatalogueSkipped(Row):
+    """An engine the catalogue could not run (its environment could not be built)."""
+
+    engine: str
+    reason: str
 
 
 class CatalogueCustomisation(Row):
@@ -323,6 +331,7 @@ class CatalogueRecord(Row):
     customisations: tuple[CatalogueCustomisation, ...] = ()
     cells: tuple[CatalogueCellRow, ...] = ()
     simplicity: tuple[SimplicityRow, ...] = ()
+    skipped: tuple[CatalogueSkipped, ...] = ()
 
 
 class ThroughputProfileRecord(BaseModel):

@@ -30,6 +30,16 @@ def test_an_unknown_engine_is_one_line_and_exit_2(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err == (
         "schedbench catalogue: error: unknown catalogue engine 'nope'; valid: "
-        "lc-create-agent, lc-agentexecutor, scheduler\n"
+        "lc-create-agent, lc-agentexecutor, scheduler, openai-agents\n"
     )
     assert not (tmp_path / "catalogue.json").exists()
+
+
+def test_an_environment_that_cannot_be_built_leaves_its_engines_skipped() -> None:
+    from bench.catalogue.run import run_in_environment
+
+    said: list[str] = []
+    data = run_in_environment("no-such-environment", ["peer-a", "peer-b"], said.append)
+    assert [s["engine"] for s in data["skipped"]] == ["peer-a", "peer-b"]
+    assert "not declared" in data["skipped"][0]["reason"]
+    assert "cells" not in data and said == []

@@ -16,7 +16,7 @@ from bench.catalogue.simplicity import (
     Backend,
     check_complex,
 )
-from bench.codesize import measure_target
+from bench.codesize import PROJECT_ROOT, measure_target
 
 
 def _row(catalogue: dict[str, Any], engine: str, case: str) -> dict[str, Any]:
@@ -27,6 +27,9 @@ def _row(catalogue: dict[str, Any], engine: str, case: str) -> dict[str, Any]:
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: f"{p.engine}-{p.case}")
 def test_the_program_passes_its_test(catalogue: dict[str, Any], program: Any) -> None:
     row = _row(catalogue, program.engine, program.case)
+    if program.note:  # a known limit of the mock (the note says which): it fails, and says so
+        assert row["works"] is False and row["note"] == program.note and row["failures"]
+        return
     assert row == {
         "engine": program.engine,
         "case": program.case,
@@ -34,6 +37,7 @@ def test_the_program_passes_its_test(catalogue: dict[str, Any], program: Any) ->
         "statements": measure_target(program.target).statements,
         "works": True,
         "failures": [],
+        "note": "",
     }
 
 
@@ -42,10 +46,10 @@ def test_every_engine_has_both_programs_and_the_hand_over_text_is_one() -> None:
     assert {(p.engine, p.case) for p in PROGRAMS} == {
         (e, c) for e in engines for c in simplicity.CASES
     }
-    for program in PROGRAMS:
+    for program in PROGRAMS:  # read, not imported: a peer's program imports its framework
         if program.case == "complex":
-            module = __import__(f"bench.catalogue.programs.{program.module}", fromlist=["x"])
-            assert getattr(module, "HANDOFF", HANDOFF) == HANDOFF
+            source = (PROJECT_ROOT / program.target).read_text(encoding="utf-8")
+            assert f"HANDOFF = {HANDOFF!r}".replace("'", '"') in source
 
 
 def _request(question: str, turn: int, extra: tuple[dict[str, Any], ...] = ()) -> Request:
