@@ -29,7 +29,7 @@ test: install lint
 # The default benchmark: validate the scenarios, build (first time) or reuse the engine
 # environments, measure every engine on every scenario in isolated workers, profile each
 # engine (a separate probe), run the customisation catalogue and the false-simplicity programs
-# (~5 s), score the debug modes, write the decision report.
+# (~8 s), score the debug modes, write the decision report.
 # An incomplete run (a crashed worker) still gets its report; make then exits non-zero.
 bench: install
 	@if [ "$(OUT)" = "reports/reference" ] && [ -n "$$(git status --porcelain --untracked-files=no)" ]; then \
