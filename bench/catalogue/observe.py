@@ -1,15 +1,13 @@
 """What a cell's runs did, seen at the edges: the requests the mock answered, the tools that ran.
 
 A cell's effect is judged on these observations only — never on what the framework reports
-about itself — so the same check judges every engine. The types are plain data (JSON-able
-through ``to_dict``) so that a run made in another process (a peer framework's virtualenv)
-can hand them back.
+about itself — so the same check judges every engine. The types are plain data.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -72,25 +70,6 @@ class Observation:
     @property
     def tools(self) -> list[ToolRun]:
         return [t for run in self.runs for t in run.tools]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Observation:
-        runs = [
-            RunObservation(
-                user=r["user"],
-                question=r["question"],
-                requests=[
-                    Request(**{**q, "messages": tuple(q["messages"])}) for q in r["requests"]
-                ],
-                tools=[ToolRun(**t) for t in r["tools"]],
-                raised=r.get("raised"),
-            )
-            for r in data.get("runs", ())
-        ]
-        return cls(runs, list(data.get("traces", ())))
 
 
 def _text(content: Any) -> str:
