@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,10 +266,12 @@ def serve(
 
 @dataclass
 class ServerProcess:
-    """A mock server running in its own process."""
+    """A mock server running in its own process (its stderr goes to ``log``, a file: a pipe
+    nobody reads would fill up and freeze the server)."""
 
     base_url: str
     process: subprocess.Popen
+    log: Path | None = None
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -286,21 +290,31 @@ class ServerProcess:
 
 
 def start_server_process(
-    scenario_dir: Path | str | None = None, latency: str = "zero", timeout_s: float = 30.0
+    scenario_dir: Path | str | None = None,
+    latency: str = "zero",
+    timeout_s: float = 30.0,
+    log: Path | None = None,
 ) -> ServerProcess:
-    """Start ``schedbench mock serve`` on a free port in a child process; wait until it listens."""
+    """Start ``schedbench mock serve`` on a free port in a child process; wait until it listens.
+    Its stderr goes to ``log`` (default: a temporary file), never to an unread pipe."""
     command = [sys.executable, "-P", "-m", "bench.mockllm.server", "--port", "0"]
     command += ["--latency", latency]
     if scenario_dir is not None:
         command += ["--scenario-dir", str(scenario_dir)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if log is None:
+        handle, name = tempfile.mkstemp(prefix="schedbench-mock-", suffix=".log")
+        os.close(handle)
+        log = Path(name)
+    with log.open("ab") as err:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True)
     deadline = time.monotonic() + timeout_s
     line = process.stdout.readline()
     if not line.startswith(READY_PREFIX) or time.monotonic() > deadline:
         process.kill()
-        _, err = process.communicate()
-        raise RuntimeError(f"mock server did not start: {line.strip()} {err.strip()[-2000:]}")
-    return ServerProcess(line.removeprefix(READY_PREFIX).strip(), process)
+        process.wait()
+        tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+        raise RuntimeError(f"mock server did not start: {line.strip()} {tail.strip()}")
+    return ServerProcess(line.removeprefix(READY_PREFIX).strip(), process, log)
 
 
 def _main() -> None:

@@ -130,6 +130,8 @@ class Facts:
     rss_mb: dict[str, Estimate] = field(default_factory=dict)
     code: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     peak_rps: dict[str, Estimate] = field(default_factory=dict)
+    # the load phase: (engine, processes) -> bench.results.metrics.Capacity
+    capacity: dict[tuple[str, int], Any] = field(default_factory=dict)
     # share of a step's time in callback managers and runnable plumbing (profiling probe)
     callback_share: dict[str, Estimate] = field(default_factory=dict)
     debug_recall: dict[str, float] = field(default_factory=dict)
@@ -302,6 +304,12 @@ def _callback_shares(data: RunData) -> dict[str, Estimate]:
     return out
 
 
+def _capacities(data: RunData) -> dict[tuple[str, int], Any]:
+    from bench.results.metrics import capacities
+
+    return dict(capacities(data.load_levels)) if data.load_levels else {}
+
+
 def _machine(meta: Mapping[str, Any], key: str) -> float | None:
     machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
     return stats.number(machine.get(key))
@@ -346,6 +354,7 @@ def compute_facts(data: RunData) -> Facts:
         code=_code(data),
         peak_rps=_peak(data),
         callback_share=_callback_shares(data),
+        capacity=_capacities(data),
         debug_recall={str(k): float(v) for k, v in dbg["recall"].dropna().items()},
         debug_bytes_per_fact={str(k): float(v) for k, v in dbg["bytes_per_fact"].dropna().items()},
         debug_mode={str(k): str(v) for k, v in dbg["mode"].items()},
