@@ -11,6 +11,8 @@
   ``Skipped`` (file, line number, reason): consumers print them and count them.
 - ``debuggability.csv`` (when the run was scored): typed the same way, per CSV line.
 - ``profile.jsonl`` (when the profiling probe ran: ``schedbench probe``): typed likewise.
+- ``multimodel.json`` (when the multi-model check ran: ``schedbench multimodel``): one typed
+  document; a corrupt one is left out as a ``Skipped`` (line 0) with the reason.
 
 Then the later row of each key wins (``latest``): a run retried by ``--resume`` replaces
 its crashed row.
@@ -31,6 +33,8 @@ from bench.results.files import (
     DEBUG_CSV,
     FOOTPRINT,
     META,
+    MULTIMODEL,
+    MULTIMODEL_SCHEMA_VERSION,
     PROFILE,
     PROFILE_KEY,
     RUN_KEY,
@@ -45,6 +49,7 @@ from bench.results.rows import (
     DebugRow,
     FootprintRow,
     Meta,
+    MultiModelFile,
     ProfileRow,
     RunRow,
     ThroughputRow,
@@ -149,6 +154,27 @@ def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:
     except OSError as exc:
         raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
     return Rows(rows, skipped)
+
+
+def read_multimodel(path: Path) -> tuple[MultiModelFile | None, list[Skipped]]:
+    """multimodel.json typed, or None (absent; or corrupt: then one ``Skipped`` says why)."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None, []
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        document = MultiModelFile.model_validate_json(text)
+    except ValidationError as exc:
+        return None, [Skipped(path.name, 0, f"{error_text(exc)}: file left out")]
+    if document.schema_version != MULTIMODEL_SCHEMA_VERSION:
+        reason = (
+            f"schema_version {document.schema_version} is not the one this schedbench reads "
+            f"({MULTIMODEL_SCHEMA_VERSION}): file left out"
+        )
+        return None, [Skipped(path.name, 0, reason)]
+    return document, []
 
 
 def schema_major(version: int | str) -> int | None:
@@ -262,6 +288,7 @@ class RunFolder:
     notes: tuple[str, ...]  # what is absent (meta.json), for the caveats
     # the profiling probe's rows, the later row of each (engine, scenario); [] when not run
     profile: list[ProfileRow] = field(default_factory=list)
+    multimodel: MultiModelFile | None = None  # the multi-model check; None when not run
 
     @property
     def timed_runs(self) -> list[RunRow]:
@@ -317,6 +344,8 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
     if (directory / DEBUG_CSV).exists():
         debug = read_csv_rows(directory / DEBUG_CSV, DebugRow)
     skipped = [s for part in (*parts.values(), *([debug] if debug else [])) for s in part.skipped]
+    multimodel, bad = read_multimodel(directory / MULTIMODEL)
+    skipped += bad
     return RunFolder(
         directory=directory,
         meta=meta,
@@ -328,4 +357,5 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
         skipped=tuple(skipped),
         notes=tuple(notes),
         profile=latest(parts[PROFILE].rows, PROFILE_KEY),
+        multimodel=multimodel,
     )
