@@ -11,6 +11,7 @@ row typed, corrupt lines counted); this module turns it into the report's frames
 - ``throughput.jsonl``  → ``throughput`` (``bench.results.metrics.throughput_level``)
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
+- ``multimodel.json``   → ``multimodel`` (the multi-model check, when it ran)
 - ``meta.json``'s ``code_size`` → ``code_size`` (counted when the run was made, by
   ``bench.codesize``: the report never reads the working tree)
 
@@ -238,6 +239,7 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         code_size=code,
         ttft=ttft,
         profile=tuple(folder.profile),
+        multimodel=folder.multimodel,
         run_dir=folder.directory,
         notes=tuple(notes),
     )

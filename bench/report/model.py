@@ -174,6 +174,7 @@ class RunData:
     code_size: pd.DataFrame | None = None
     ttft: pd.DataFrame | None = None
     profile: tuple[Any, ...] = ()  # profile.jsonl rows (bench.results.rows.ProfileRow)
+    multimodel: Any = None  # multimodel.json (bench.results.rows.MultiModelFile), or None
     run_dir: Path | None = None
     notes: tuple[str, ...] = ()  # what the adapter could not read, for the caveats
 
