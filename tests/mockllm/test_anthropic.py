@@ -5,6 +5,8 @@ errors come in Anthropic's format; the turn is derived from the request alone.""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import anthropic
 import httpx
@@ -488,3 +490,14 @@ def test_the_loopback_server_speaks_both_apis(mock_server, builtin_scenarios) ->
     assert wrong_method.status_code == 405 and wrong_method.json()["type"] == "error"
     openai_route = httpx.get(f"{host}/v1/chat/completions")
     assert openai_route.status_code == 405 and "type" not in openai_route.json()
+
+
+def test_the_referee_imports_no_contestant() -> None:
+    code = (
+        "import sys, bench.mockllm.anthropic, bench.mockllm.server, bench.mockllm.transport; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} "
+        "& {'scheduler', 'langchain', 'langchain_core', 'langchain_anthropic', 'anthropic', "
+        "'openai', 'langgraph'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
