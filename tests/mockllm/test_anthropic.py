@@ -106,6 +106,10 @@ PLAYABLE = [
     "unknown_tool",
     "confirmation_required",
     "tool_timeout",
+    "tool_flaky",
+    "tool_circuit_breaker",
+    "loop_detection",
+    "max_steps",
 ]
 
 
@@ -501,3 +505,40 @@ def test_the_referee_imports_no_contestant() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_malformed_arguments_are_streamed_verbatim_and_empty_in_json(builtin_scenarios) -> None:
+    scenario = builtin_scenarios["malformed_tool_args"]
+    (call,) = scenario.script[0].tool_calls
+    body = {
+        "model": f"scenario/{scenario.name}",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": scenario.user}],
+        "tools": anthropic_tools(scenario),
+    }
+    mock = MockLLM(scenarios=builtin_scenarios)
+    plain = json.loads(mock.handle_messages(json.dumps(body).encode()).body)
+    assert [(b["type"], b["input"]) for b in plain["content"] if b["type"] == "tool_use"] == [
+        ("tool_use", {})
+    ]
+    streamed = mock.handle_messages(json.dumps({**body, "stream": True}).encode())
+    fragments = "".join(
+        json.loads(chunk.split(b"\ndata: ")[1])["delta"].get("partial_json", "")
+        for chunk in streamed.chunks
+        if chunk.startswith(b"event: content_block_delta")
+    )
+    assert fragments == call.raw_arguments
+
+
+def test_the_sync_httpx_transport_serves_messages(builtin_scenarios) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": builtin_scenarios["customer_returns"].user}],
+    }
+    with mock_client(MockLLM(), "httpx", base_url=ANTHROPIC_BASE_URL) as http:
+        answer = http.post("/v1/messages", json=body)
+        missing = http.post("/v1/nothing", json=body)
+    assert answer.status_code == 200 and answer.json()["type"] == "message"
+    assert answer.headers["request-id"].startswith("req_")
+    assert missing.status_code == 404
