@@ -97,8 +97,8 @@ def section(data: RunData) -> Section:
             "Messages API (the mock speaks both, from the same scripts), with only its "
             "provider-specific code changed: LangChain's ChatOpenAI for ChatAnthropic, our "
             "OpenAIChatClient for AnthropicChatClient. Where the plain switch does not work, "
-            "the fix it took is a row of its own. The claims ledger judges the LangChain rows "
-            "(claim 'multi-model')."
+            "the fix it took is a row of its own. The claims ledger's multi-model claim judges "
+            "the LangChain rows."
         ),
         multimodel_table(document),
         P("The code diffed (before → after):"),
