@@ -37,6 +37,7 @@ bench: install
 	rm -rf $(OUT)
 	$(BIN)/schedbench run --out $(OUT); rc=$$?; \
 	  $(BIN)/schedbench probe --out $(OUT) || rc=1; \
+	  $(BIN)/schedbench multimodel --out $(OUT) || rc=1; \
 	  $(BIN)/schedbench debug-score --out $(OUT) --table '' && \
 	  $(BIN)/schedbench report $(OUT) && \
 	  echo "report: $(OUT)/report.html and $(OUT)/report.md" && exit $$rc

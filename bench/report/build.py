@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.report import charts as charts_mod
-from bench.report import loadreport, sections
+from bench.report import loadreport, multimodel, sections
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
 from bench.report.facts import Facts, compute_facts
 from bench.report.model import RunData
@@ -77,6 +77,7 @@ def build_document(
         sections.footprint(data, facts, slots),
         sections.debuggability(data, slots),
         sections.faults(data, slots),
+        multimodel.section(data),
         sections.per_scenario(data),
     ]
     if compare is not None:

@@ -12,6 +12,7 @@ row typed, corrupt lines counted); this module turns it into the report's frames
 - ``debuggability.csv`` → ``debuggability`` (when the run was scored)
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
 - ``load.jsonl``        → ``load_levels``, ``mock_ceilings`` (``bench.results.metrics``)
+- ``multimodel.json``   → ``multimodel`` (the multi-model check, when it ran)
 - ``meta.json``'s ``code_size`` → ``code_size`` (counted when the run was made, by
   ``bench.codesize``: the report never reads the working tree)
 
@@ -241,6 +242,7 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         profile=tuple(folder.profile),
         load_levels=tuple(metrics.load_levels(folder.load, seed=folder.seed)),
         mock_ceilings=tuple(metrics.mock_ceilings(folder.load)),
+        multimodel=folder.multimodel,
         run_dir=folder.directory,
         notes=tuple(notes),
     )

@@ -179,6 +179,7 @@ class RunData:
     profile: tuple[Any, ...] = ()  # profile.jsonl rows (bench.results.rows.ProfileRow)
     load_levels: tuple[Any, ...] = ()  # bench.results.metrics.LoadLevel
     mock_ceilings: tuple[Any, ...] = ()  # bench.results.metrics.MockCeiling
+    multimodel: Any = None  # multimodel.json (bench.results.rows.MultiModelFile), or None
     run_dir: Path | None = None
     notes: tuple[str, ...] = ()  # what the adapter could not read, for the caveats
 

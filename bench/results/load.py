@@ -11,6 +11,8 @@
   recorded as a ``Skipped`` (file, line number, reason): consumers print them and count them.
 - ``debuggability.csv`` (when the run was scored): typed the same way, per CSV line.
 - ``profile.jsonl`` (when the profiling probe ran: ``schedbench probe``): typed likewise.
+- ``multimodel.json`` (when the multi-model check ran: ``schedbench multimodel``): one typed
+  document; a corrupt one is left out as a ``Skipped`` (line 0) with the reason.
 
 Then the later row of each key wins (``latest``): a run retried by ``--resume`` replaces
 its crashed row.
@@ -33,6 +35,8 @@ from bench.results.files import (
     LOAD,
     LOAD_KEY,
     META,
+    MULTIMODEL,
+    MULTIMODEL_SCHEMA_VERSION,
     PROFILE,
     PROFILE_KEY,
     RUN_KEY,
@@ -48,6 +52,7 @@ from bench.results.rows import (
     FootprintRow,
     LoadRow,
     Meta,
+    MultiModelFile,
     ProfileRow,
     RunRow,
     ThroughputRow,
@@ -153,6 +158,27 @@ def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:
     except OSError as exc:
         raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
     return Rows(rows, skipped)
+
+
+def read_multimodel(path: Path) -> tuple[MultiModelFile | None, list[Skipped]]:
+    """multimodel.json typed, or None (absent; or corrupt: then one ``Skipped`` says why)."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None, []
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        document = MultiModelFile.model_validate_json(text)
+    except ValidationError as exc:
+        return None, [Skipped(path.name, 0, f"{error_text(exc)}: file left out")]
+    if document.schema_version != MULTIMODEL_SCHEMA_VERSION:
+        reason = (
+            f"schema_version {document.schema_version} is not the one this schedbench reads "
+            f"({MULTIMODEL_SCHEMA_VERSION}): file left out"
+        )
+        return None, [Skipped(path.name, 0, reason)]
+    return document, []
 
 
 def schema_major(version: int | str) -> int | None:
@@ -267,6 +293,7 @@ class RunFolder:
     notes: tuple[str, ...]  # what is absent (meta.json), for the caveats
     # the profiling probe's rows, the later row of each (engine, scenario); [] when not run
     profile: list[ProfileRow] = field(default_factory=list)
+    multimodel: MultiModelFile | None = None  # the multi-model check; None when not run
 
     @property
     def timed_runs(self) -> list[RunRow]:
@@ -321,6 +348,8 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
     if (directory / DEBUG_CSV).exists():
         debug = read_csv_rows(directory / DEBUG_CSV, DebugRow)
     skipped = [s for part in (*parts.values(), *([debug] if debug else [])) for s in part.skipped]
+    multimodel, bad = read_multimodel(directory / MULTIMODEL)
+    skipped += bad
     return RunFolder(
         directory=directory,
         meta=meta,
@@ -333,4 +362,5 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
         skipped=tuple(skipped),
         notes=tuple(notes),
         profile=latest(parts[PROFILE].rows, PROFILE_KEY),
+        multimodel=multimodel,
     )

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from bench.report.build import Report
+from bench.report.rules import CLAIM_RULES
 from tests.report.browser import CHROMIUM, page_state
 from tests.report.synth import HOSTILE
 
@@ -50,6 +51,7 @@ def test_report_has_every_section(hostile_report: Report) -> None:
         "Footprint and code size",
         "Debuggability",
         "Faults",
+        "Switching provider",
         "Per-scenario results",
         "Environment",
         "Caveats",
@@ -64,7 +66,7 @@ def test_report_renders_in_headless_chromium(hostile_report: Report) -> None:
         assert image["inline"], image
         assert image["width"] > 0 and image["height"] > 0, f"chart did not load: {image['alt']}"
     assert state["matrixRows"] == 8
-    assert state["ledgerRows"] == 8
+    assert state["ledgerRows"] == len(CLAIM_RULES)
     assert set(state["ledgerVerdicts"]) <= {
         "supported",
         "partly",
@@ -72,7 +74,7 @@ def test_report_renders_in_headless_chromium(hostile_report: Report) -> None:
         "unsettled",
         "not measured",
     }
-    assert len(state["ledgerVerdicts"]) == 8
+    assert len(state["ledgerVerdicts"]) == len(CLAIM_RULES)
     assert state["scripts"] == 0 and state["pwned"] is False
     assert state["external"] == []
     assert state["title"] == "schedbench: LangChain or our own agent loop?"
