@@ -360,6 +360,7 @@ class ConfigRecord(BaseModel):
     ttft_repeat: int = Field(None, ge=0)
     ttft_warmup: int = Field(None, ge=0)
     outcome_repeat: int = Field(None, ge=1)
+    fault_repeat: int | None = Field(None, ge=1)
     load: bool = None
     load_engines: list[str] | None = None
     load_scenario: str = None
