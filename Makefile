@@ -39,6 +39,7 @@ bench: install
 	$(BIN)/schedbench run --out $(OUT); rc=$$?; \
 	  $(BIN)/schedbench probe --out $(OUT) || rc=1; \
 	  $(BIN)/schedbench catalogue --out $(OUT) || rc=1; \
+	  $(BIN)/schedbench multimodel --out $(OUT) || rc=1; \
 	  $(BIN)/schedbench debug-score --out $(OUT) --table '' && \
 	  $(BIN)/schedbench report $(OUT) && \
 	  echo "report: $(OUT)/report.html and $(OUT)/report.md" && exit $$rc

@@ -12,8 +12,9 @@
     result = await agent.run("Where is order A123?")
     result.trace.print_tree()
 
-Runtime dependencies: httpx (imported when ``OpenAIChatClient`` is first used) and tiktoken
-(imported when exact token counting is first needed).
+Runtime dependencies: httpx (imported when ``OpenAIChatClient`` or ``AnthropicChatClient``,
+the Messages API client, is first used) and tiktoken (imported when exact token counting is
+first needed).
 """
 
 from __future__ import annotations
@@ -95,15 +96,20 @@ from scheduler.types import (
 )
 
 if TYPE_CHECKING:
+    from scheduler.anthropic import AnthropicChatClient
     from scheduler.llm import OpenAIChatClient
 
 
 def __getattr__(name: str) -> Any:
-    # httpx costs ~50-100 ms to import: load it only when the client is first asked for
+    # httpx costs ~50-100 ms to import: load it only when a client is first asked for
     if name == "OpenAIChatClient":
         from scheduler.llm import OpenAIChatClient
 
         return OpenAIChatClient
+    if name == "AnthropicChatClient":
+        from scheduler.anthropic import AnthropicChatClient
+
+        return AnthropicChatClient
     raise AttributeError(f"module 'scheduler' has no attribute {name!r}")
 
 
@@ -113,6 +119,7 @@ __all__ = [
     "AgentConfig",
     "AgentEvent",
     "AgentStatus",
+    "AnthropicChatClient",
     "Approval",
     "BreakerState",
     "Budget",

@@ -1,4 +1,11 @@
-"""An OpenAI-compatible chat client on httpx: plain and streamed calls, typed responses, retries.
+"""Chat clients on httpx: plain and streamed calls, typed responses, retries.
+
+``HTTPChatClient`` holds what every provider shares (connection reuse, timeouts, retries,
+the streaming contract below); a provider is a subclass that says how its requests and
+answers look: its path, headers, request body, answer parser and stream decoder.
+``OpenAIChatClient`` here (``POST {base_url}/chat/completions``); ``AnthropicChatClient``
+in ``scheduler.anthropic`` (``POST {base_url}/v1/messages``). Both take and return the
+agent's own conversation shape (OpenAI chat messages and tool schemas, ``ChatResponse``).
 
 Retries (408/409/429/5xx, timeouts, dropped connections, bodies or streams that are broken
 or cut short) happen here, inside one call: they never count as agent steps. The delay is
@@ -24,7 +31,7 @@ import json
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, ClassVar, Protocol, Self
 
 import httpx
 
@@ -68,20 +75,45 @@ def _transport_error(exc: Exception, timeout: float | None) -> _Retryable | LLME
 _TRANSPORT_ERRORS = (httpx.HTTPError, httpx.InvalidURL, OSError)
 
 
-class OpenAIChatClient:
-    """Calls ``POST {base_url}/chat/completions``; reuses one connection pool.
+class StreamDecoder(Protocol):
+    """Turns a streamed answer's lines into a ``ChatResponse`` (one per attempt).
+
+    ``feed`` takes each line of the body (SSE ``event:`` / ``data:`` lines, blank lines) and
+    returns True when the stream is complete; it may raise ``_Retryable`` or an ``LLMError``
+    (an error event in the stream) or a parse error (``ValueError`` …). ``delivered`` counts
+    the characters passed to ``on_delta``; ``finish_reason`` stays None until the stream
+    said why it ended (else the stream was truncated)."""
+
+    finish_reason: str | None
+    delivered: int
+
+    def feed(self, line: str) -> bool: ...
+
+    def result(self) -> ChatResponse: ...
+
+
+class HTTPChatClient:
+    """A chat API over httpx; reuses one connection pool. Subclasses name the provider.
 
     ``http_client``: an ``httpx.AsyncClient`` to send through (connection pool, transport,
     proxies...). When given, the caller owns it and this client never closes it. Otherwise
     the client makes its own (over ``transport`` if given) and ``aclose()`` closes it.
     ``timeout``: one attempt (a plain answer; a stream's start and its idle gaps);
     ``deadline``: the whole call, retries included (None: no overall limit).
+    ``base_url`` and ``model`` default to the provider's (``default_base_url``,
+    ``default_model``).
     """
+
+    provider: ClassVar[str]  # the OpenTelemetry GenAI provider name: openai, anthropic
+    path: ClassVar[str]  # appended to base_url
+    default_base_url: ClassVar[str]
+    default_model: ClassVar[str]
+    retry_statuses: ClassVar[frozenset[int]] = RETRY_STATUSES
 
     def __init__(
         self,
-        base_url: str = "https://api.openai.com/v1",
-        model: str = "gpt-4o-mini",
+        base_url: str | None = None,
+        model: str | None = None,
         api_key: str | None = None,
         timeout: float | None = 60.0,
         http_client: httpx.AsyncClient | None = None,
@@ -97,17 +129,15 @@ class OpenAIChatClient:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rng: Callable[[], float] = random.random,
     ):
-        self.base_url = base_url.rstrip("/")
-        self.model = model
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.model = model or self.default_model
         self.timeout = timeout
         self.deadline = deadline
         self.max_retries = max_retries
         self.backoff_base_s, self.backoff_max_s, self.jitter = backoff_base_s, backoff_max_s, jitter
         self.max_retry_after_s = max_retry_after_s
-        self._url = self.base_url + "/chat/completions"
-        self._headers = dict(headers or {})
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._url = self.base_url + self.path
+        self._headers = {**(headers or {}), **self._provider_headers(api_key)}
         self._external = http_client
         self._transport = transport
         self._own: httpx.AsyncClient | None = None
@@ -115,7 +145,31 @@ class OpenAIChatClient:
         self._sleep, self._rng = sleep, rng
 
     def __repr__(self) -> str:
-        return f"OpenAIChatClient(base_url={self.base_url!r}, model={self.model!r})"
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+    # -- what a provider says ------------------------------------------------------------
+
+    def _provider_headers(self, api_key: str | None) -> dict[str, str]:
+        """The headers every request carries (authentication, API version)."""
+        raise NotImplementedError
+
+    def _body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        params: dict[str, Any] | None,
+        stream: bool,
+    ) -> dict[str, Any]:
+        """The request body for the agent's conversation and tool schemas."""
+        raise NotImplementedError
+
+    def _parse(self, data: Any) -> ChatResponse:
+        """A non-streamed answer's JSON -> ChatResponse (may raise a parse error)."""
+        raise NotImplementedError
+
+    def _decoder(self, started: float, on_delta: OnDelta | None) -> StreamDecoder:
+        """A fresh decoder for one streamed attempt started at ``started`` (perf_counter)."""
+        raise NotImplementedError
 
     # -- connection reuse --------------------------------------------------------------
 
@@ -141,30 +195,13 @@ class OpenAIChatClient:
         if own is not None:
             await own.aclose()
 
-    async def __aenter__(self) -> OpenAIChatClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     # -- calls ---------------------------------------------------------------------------
-
-    def _body(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        params: dict[str, Any] | None,
-        stream: bool,
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
-        if tools:
-            body["tools"] = tools
-        if params:
-            body.update(params)
-        if stream:
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
-        return body
 
     async def complete(
         self,
@@ -275,9 +312,9 @@ class OpenAIChatClient:
             failure = _transport_error(exc, timeout)
             raise failure from None
         if response.status_code != 200:
-            raise _status_error(response, response.content)
+            raise _status_error(response, response.content, self.retry_statuses)
         try:
-            return parse_completion(response.json())
+            return self._parse(response.json())
         except _PARSE_ERRORS as exc:
             raise _Retryable(
                 LLMResponseError(f"not a chat completion: {type(exc).__name__}: {exc}")
@@ -291,7 +328,7 @@ class OpenAIChatClient:
         deadline: float | None,
         on_delta: OnDelta | None,
     ) -> ChatResponse:
-        acc = _StreamAccumulator(time.perf_counter(), on_delta)
+        acc = self._decoder(time.perf_counter(), on_delta)
         watchdog = Watchdog(timeout, ends)
         failure: _Retryable | LLMError
         try:
@@ -301,21 +338,20 @@ class OpenAIChatClient:
                     "POST", self._url, json=body, headers=self._headers or None
                 ) as response:
                     if response.status_code != 200:
-                        raise _status_error(response, await response.aread())
+                        raw = await response.aread()
+                        raise _status_error(response, raw, self.retry_statuses)
                     async for line in response.aiter_lines():
                         watchdog.touch()
-                        if line.startswith("data:"):
-                            data = line[5:].strip()
-                            if data == "[DONE]":
-                                break
-                            acc.add(json.loads(data))
+                        if acc.feed(line):
+                            break
             if acc.finish_reason is not None:
                 return acc.result()
             failure = _Retryable(
                 LLMResponseError("the stream ended without a finish reason (truncated)")
             )
-        except (_Retryable, LLMError):
-            raise
+        except (_Retryable, LLMError) as exc:
+            # a status error (nothing delivered yet) or an error event in the stream
+            failure = exc
         except TimeoutError as exc:
             if watchdog.fired == "deadline":
                 failure = LLMTimeout(deadline, kind="deadline")
@@ -356,16 +392,55 @@ def _retry_after(headers: httpx.Headers) -> float | None:
             return None
 
 
-def _status_error(response: httpx.Response, raw: bytes) -> Exception:
+def _status_error(
+    response: httpx.Response, raw: bytes, retry_statuses: frozenset[int] = RETRY_STATUSES
+) -> Exception:
+    """A non-200 answer as an ``LLMStatusError`` (retryable for ``retry_statuses``); the
+    message from OpenAI's and Anthropic's error format alike (``{"error": {"message"}}``)."""
     try:
         message = json.loads(raw)["error"]["message"]
     except (ValueError, KeyError, TypeError):
         message = raw[:300].decode("utf-8", "replace") or response.reason_phrase
     retry_after = _retry_after(response.headers)
     error = LLMStatusError(response.status_code, message, retry_after=retry_after)
-    if response.status_code in RETRY_STATUSES:
+    if response.status_code in retry_statuses:
         return _Retryable(error, response.status_code, retry_after)
     return error
+
+
+class OpenAIChatClient(HTTPChatClient):
+    """Calls ``POST {base_url}/chat/completions`` (OpenAI and OpenAI-compatible servers)."""
+
+    provider = "openai"
+    path = "/chat/completions"
+    default_base_url = "https://api.openai.com/v1"
+    default_model = "gpt-4o-mini"
+
+    def _provider_headers(self, api_key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def _body(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        params: dict[str, Any] | None,
+        stream: bool,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            body["tools"] = tools
+        if params:
+            body.update(params)
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _parse(self, data: Any) -> ChatResponse:
+        return parse_completion(data)
+
+    def _decoder(self, started: float, on_delta: OnDelta | None) -> StreamDecoder:
+        return _StreamAccumulator(started, on_delta)
 
 
 def parse_completion(data: dict[str, Any]) -> ChatResponse:
@@ -407,6 +482,15 @@ class _StreamAccumulator:
         self.id: str | None = None
         self.ttft_s: float | None = None
         self.delivered = 0  # characters passed to on_delta
+
+    def feed(self, line: str) -> bool:
+        """One line of the SSE body; True at ``data: [DONE]``."""
+        if line.startswith("data:"):
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return True
+            self.add(json.loads(data))
+        return False
 
     def add(self, chunk: dict[str, Any]) -> None:
         self.model = chunk.get("model") or self.model

@@ -246,7 +246,7 @@ class AgentLoop:
             parent,
             {
                 "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": "openai",
+                "gen_ai.provider.name": getattr(self.llm, "provider", "openai"),
                 "gen_ai.request.model": self._model,
                 "gen_ai.input.messages": tuple(messages if last is None else messages[-last:]),
                 "scheduler.input_tokens.counted": input_tokens,

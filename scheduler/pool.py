@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import queue
 import threading
 from collections import deque
@@ -42,7 +43,7 @@ class ToolRaised(Exception):
 class Job:
     """One sync call handed to the pool; ``future`` resolves on the caller's loop."""
 
-    __slots__ = ("abandoned", "fn", "future", "key", "kwargs", "loop", "running")
+    __slots__ = ("abandoned", "context", "fn", "future", "key", "kwargs", "loop", "running")
 
     def __init__(
         self,
@@ -52,6 +53,8 @@ class Job:
         loop: asyncio.AbstractEventLoop,
     ):
         self.fn, self.kwargs, self.key, self.loop = fn, kwargs, key, loop
+        # the caller's context variables (a request id, a tracing span), as asyncio.to_thread
+        self.context = contextvars.copy_context()
         self.future: asyncio.Future[Any] = loop.create_future()
         self.abandoned = False  # the waiter gave up (timeout, cancellation)
         self.running = False  # a worker has started the call
@@ -188,7 +191,7 @@ class ToolThreadPool:
         if not self._started(job):
             return
         try:
-            outcome: tuple[bool, Any] = (True, job.fn(**job.kwargs))
+            outcome: tuple[bool, Any] = (True, job.context.run(job.fn, **job.kwargs))
         except Exception as exc:  # handed to the waiting coroutine
             outcome = (False, exc)
         except BaseException as exc:  # never let a CancelledError / SystemExit cross over

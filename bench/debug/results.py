@@ -226,15 +226,20 @@ def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS, outputs: s
     """``write_debuggability`` for an existing run folder, with the run's engines/scenarios.
 
     Reads ``meta.json`` (its ``config``: ``engines``, ``scenarios``, ``scenario_dir``) when
-    present; otherwise every engine and every built-in scenario.
+    present; otherwise every engine and every built-in scenario. Scenarios tagged
+    ``stream-fault`` are left out: their ground truth cannot tell a broken stream from an
+    answer (the replay mock plays the answer), so they would score no failure at all.
     """
     from bench.engines import ENGINE_NAMES
+    from scenarios import load_scenarios
 
     run_dir = Path(run_dir)
     meta = read_meta(run_dir / META) or {}  # checked: a corrupt one is BadMeta, one line
     config: dict[str, Any] = meta.get("config") or {}
     engines = config.get("engines") or list(ENGINE_NAMES)
-    scenarios = config.get("scenarios")
+    library = load_scenarios(config.get("scenario_dir"))
+    names = config.get("scenarios") or list(library)
+    scenarios = [n for n in names if n in library and "stream-fault" not in library[n].tags]
     return write_debuggability(
         run_dir,
         engines,

@@ -142,13 +142,7 @@ class _LangChainEngine(RecordingEngine):
         scenario = ctx.scenario
         deadline = run_timeout_s(ctx)
         settings = lcb.AgentSettings.from_limits(scenario.limits, run_timeout_s=deadline)
-        base_url = ctx.base_url if ctx.transport == "loopback" else (ctx.base_url or BASE_URL)
-        llm = lcb.make_chat_model(
-            model=f"scenario/{scenario.name}",
-            base_url=base_url,
-            settings=settings,
-            http_async_client=self.http_client(ctx, "httpx2"),
-        )
+        llm = self.chat_model(ctx, settings)
         history = [(m.role, m.content) for m in scenario.history]
         built = self.build(llm, build_tools(scenario), scenario, settings, history)
         return LangChainPrepared(
@@ -160,6 +154,16 @@ class _LangChainEngine(RecordingEngine):
             deadline_s=deadline,
             approve=approver(scenario),
             resets=built.resets,
+        )
+
+    def chat_model(self, ctx: Any, settings: Any) -> Any:
+        """The chat model, on a recording client (the one provider-specific step)."""
+        base_url = ctx.base_url if ctx.transport == "loopback" else (ctx.base_url or BASE_URL)
+        return lcb.make_chat_model(
+            model=f"scenario/{ctx.scenario.name}",
+            base_url=base_url,
+            settings=settings,
+            http_async_client=self.http_client(ctx, "httpx2"),
         )
 
     def build(

@@ -118,18 +118,23 @@ class SchedulerEngine(RecordingEngine):
     description = "our LightweightAgent: trace, audit hook, breaker, loop guard, token budget on"
     production = True
 
-    async def prepare(self, ctx: Any) -> SchedulerPrepared:
-        scenario = ctx.scenario
-        limits = scenario.limits
+    def chat_model(self, ctx: Any) -> Any:
+        """The chat client, on a recording httpx client (the one provider-specific step)."""
+        limits = ctx.scenario.limits
         base_url = ctx.base_url if ctx.transport == "loopback" else (ctx.base_url or BASE_URL)
-        llm = OpenAIChatClient(
+        return OpenAIChatClient(
             base_url=base_url,
-            model=f"scenario/{scenario.name}",
+            model=f"scenario/{ctx.scenario.name}",
             api_key="sk-schedbench-mock",
             timeout=limits.llm_timeout_s,
             http_client=self.http_client(ctx, "httpx"),
             max_retries=limits.max_retries,
         )
+
+    async def prepare(self, ctx: Any) -> SchedulerPrepared:
+        scenario = ctx.scenario
+        limits = scenario.limits
+        llm = self.chat_model(ctx)
         guards = self.production
         config = AgentConfig(
             name=scenario.name,

@@ -1,5 +1,8 @@
 """The scripted, OpenAI-compatible mock LLM: one request body in, one reply out.
 
+It also speaks Anthropic's Messages API (``handle_messages``, in ``bench.mockllm.anthropic``)
+from the same scripts.
+
 Transport-free: the in-process transports and the loopback server both call
 ``MockLLM.handle`` and only deliver the ``MockReply`` it returns. Every request gets a reply:
 one the mock cannot read is answered in OpenAI's error format (``validation``), and its
@@ -51,6 +54,7 @@ class RecordedRequest:
     prompt_tokens: int
     completion_tokens: int
     received_at: float
+    api: str = "openai"  # the API the request spoke: openai (chat completions) or anthropic
 
 
 @dataclass
@@ -188,6 +192,13 @@ class MockLLM:
             reason = f"{type(exc).__name__}: {exc}"[:500]
             reply = _error(500, f"the mock failed on this request ({reason})", "mock_error")
             return self._finish(None, body, reply)
+
+    def handle_messages(self, raw: bytes) -> MockReply:
+        """Answer one Anthropic ``POST /v1/messages`` body (``bench.mockllm.anthropic``);
+        never raises."""
+        from bench.mockllm import anthropic
+
+        return anthropic.handle(self, raw)
 
     def _answer(self, raw: bytes) -> MockReply:
         try:
@@ -351,6 +362,8 @@ class MockLLM:
         reply: MockReply,
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
+        *,
+        api: str = "openai",
     ) -> MockReply:
         if self.record:
             scenario, turn, protocol, stream = where or (None, None, None, False)
@@ -365,6 +378,7 @@ class MockLLM:
                     prompt_tokens,
                     completion_tokens,
                     time.time(),
+                    api,
                 )
             )
         return reply

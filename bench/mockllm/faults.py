@@ -92,6 +92,8 @@ def _chunk_index(payload: range, at: float) -> int:
 
 def corrupt_event(event: bytes) -> bytes:
     """An SSE event whose JSON is cut in half: ``data: {"id":"chatcmpl-…","obj`` (still one
-    well-formed event, so the client's SSE parser hands the broken JSON on)."""
-    data = event.removeprefix(b"data: ").rstrip(b"\n")
-    return b"data: " + data[: len(data) // 2] + b"\n\n"
+    well-formed event, so the client's SSE parser hands the broken JSON on). The lines before
+    the ``data:`` line (Anthropic's ``event: NAME``) are kept."""
+    head, marker, data = event.rpartition(b"data: ")
+    data = data.rstrip(b"\n")
+    return head + marker + data[: len(data) // 2] + b"\n\n"

@@ -4,10 +4,11 @@
 runs it in its own process for the harness, so its CPU time is never charged to an engine.
 
 Whatever a client sends gets an answer in OpenAI's error format (``{"error": {message,
-type, param, code}}``) when it is not a request the mock can serve: an unknown route (404),
-a wrong method (405), a body over ``max_body_bytes`` (413), a request not received in full
-within ``request_timeout_s`` (408: a slow or stalled client never holds a connection
-forever), bytes that are not HTTP (400), and any failure of the mock itself (500).
+type, param, code}}``; on Anthropic's ``/v1/messages``, in Anthropic's) when it is not a
+request the mock can serve: an unknown route (404), a wrong method (405), a body over
+``max_body_bytes`` (413), a request not received in full within ``request_timeout_s`` (408:
+a slow or stalled client never holds a connection forever), bytes that are not HTTP (400),
+and any failure of the mock itself (500).
 
 Scripted stream faults (``bench.mockllm.faults``) are played on the wire: a stall is silence
 on the socket, a dropped connection closes it mid-body.
@@ -18,12 +19,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -32,6 +37,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from bench.mockllm.anthropic import MESSAGES_PATH
+from bench.mockllm.anthropic_wire import error_body as anthropic_error_body
 from bench.mockllm.core import MockLLM, MockReply, error_body
 from bench.mockllm.latency import LatencyProfile
 
@@ -43,9 +50,13 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 REQUEST_TIMEOUT_S = 10.0  # to receive one whole request, headers and body
 
 
-def _error_response(status: int, message: str, code: str, **headers: str) -> Response:
+def _error_response(
+    status: int, message: str, code: str, *, anthropic: bool = False, **headers: str
+) -> Response:
+    """An error in OpenAI's format, or in Anthropic's (on its ``/v1/messages`` route)."""
+    body = anthropic_error_body(status, message) if anthropic else error_body(status, message, code)
     return Response(
-        error_body(status, message, code),
+        body,
         status_code=status,
         headers=headers,
         media_type="application/json",
@@ -81,42 +92,47 @@ class _QuietDrops(logging.Filter):
 
 
 def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starlette:
-    """The ASGI app: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /health`` and
-    ``POST /reset`` (forget recorded requests and fault counters)."""
+    """The ASGI app: ``POST /v1/chat/completions``, Anthropic's ``POST /v1/messages``,
+    ``GET /v1/models``, ``GET /health`` and ``POST /reset`` (forget recorded requests and
+    fault counters)."""
     uvicorn_errors = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, _QuietDrops) for f in uvicorn_errors.filters):
         uvicorn_errors.addFilter(_QuietDrops())
 
-    async def chat(request: Request) -> Response:
-        try:
-            raw = await _read_body(request, max_body_bytes)
-        except ClientDisconnect:  # the client left, or was cut for being too slow
-            return Response(status_code=400)
-        if raw is None:
-            return _error_response(
-                413,
-                f"request body larger than {max_body_bytes:,} bytes",
-                "request_too_large",
-                connection="close",  # the rest of the body is never read
-            )
-        reply: MockReply = mock.handle(raw)
-        if reply.delay_s:
-            await asyncio.sleep(reply.delay_s)
-        if reply.chunks is None and not reply.broken:
-            return Response(reply.body, status_code=reply.status, headers=reply.headers)
+    def endpoint(handle: Callable[[bytes], MockReply], anthropic: bool) -> Callable[..., Any]:
+        async def answer(request: Request) -> Response:
+            try:
+                raw = await _read_body(request, max_body_bytes)
+            except ClientDisconnect:  # the client left, or was cut for being too slow
+                return Response(status_code=400)
+            if raw is None:
+                return _error_response(
+                    413,
+                    f"request body larger than {max_body_bytes:,} bytes",
+                    "request_too_large",
+                    anthropic=anthropic,
+                    connection="close",  # the rest of the body is never read
+                )
+            reply: MockReply = handle(raw)
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+            if reply.chunks is None and not reply.broken:
+                return Response(reply.body, status_code=reply.status, headers=reply.headers)
 
-        async def pieces():
-            paced, loop = reply.paced, asyncio.get_running_loop()
-            start = loop.time()
-            for offset, piece in reply.deliveries():
-                # paced against a schedule, so that sleep overshoots do not accumulate
-                if paced and (wait := start + offset - loop.time()) > 0:
-                    await asyncio.sleep(wait)
-                if piece is None:
-                    raise DroppedConnection  # uvicorn closes the socket mid-body
-                yield piece
+            async def pieces():
+                paced, loop = reply.paced, asyncio.get_running_loop()
+                start = loop.time()
+                for offset, piece in reply.deliveries():
+                    # paced against a schedule, so that sleep overshoots do not accumulate
+                    if paced and (wait := start + offset - loop.time()) > 0:
+                        await asyncio.sleep(wait)
+                    if piece is None:
+                        raise DroppedConnection  # uvicorn closes the socket mid-body
+                    yield piece
 
-        return StreamingResponse(pieces(), status_code=reply.status, headers=reply.headers)
+            return StreamingResponse(pieces(), status_code=reply.status, headers=reply.headers)
+
+        return answer
 
     async def models(_: Request) -> Response:
         data = [
@@ -136,20 +152,28 @@ def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starle
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         where = f"{request.method} {request.url.path}"
+        anthropic = request.url.path.rstrip("/") == MESSAGES_PATH
         if exc.status_code == 404:
             return _error_response(404, f"Unknown request URL: {where}.", "unknown_url")
         if exc.status_code == 405:
             return _error_response(
-                405, f"Invalid method for URL ({where}).", "method_not_allowed", **exc.headers
+                405,
+                f"Invalid method for URL ({where}).",
+                "method_not_allowed",
+                anthropic=anthropic,
+                **exc.headers,
             )
-        return _error_response(exc.status_code, str(exc.detail), "http_error")
+        return _error_response(exc.status_code, str(exc.detail), "http_error", anthropic=anthropic)
 
-    async def server_error(_: Request, exc: Exception) -> Response:
-        return _error_response(500, f"the mock failed ({type(exc).__name__})", "mock_error")
+    async def server_error(request: Request, exc: Exception) -> Response:
+        anthropic = request.url.path.rstrip("/") == MESSAGES_PATH
+        message = f"the mock failed ({type(exc).__name__})"
+        return _error_response(500, message, "mock_error", anthropic=anthropic)
 
     return Starlette(
         routes=[
-            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/v1/chat/completions", endpoint(mock.handle, False), methods=["POST"]),
+            Route(MESSAGES_PATH, endpoint(mock.handle_messages, True), methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/reset", reset, methods=["POST"]),
@@ -264,10 +288,12 @@ def serve(
 
 @dataclass
 class ServerProcess:
-    """A mock server running in its own process."""
+    """A mock server running in its own process (its stderr goes to ``log``, a file: a pipe
+    nobody reads would fill up and freeze the server)."""
 
     base_url: str
     process: subprocess.Popen
+    log: Path | None = None
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -286,21 +312,31 @@ class ServerProcess:
 
 
 def start_server_process(
-    scenario_dir: Path | str | None = None, latency: str = "zero", timeout_s: float = 30.0
+    scenario_dir: Path | str | None = None,
+    latency: str = "zero",
+    timeout_s: float = 30.0,
+    log: Path | None = None,
 ) -> ServerProcess:
-    """Start ``schedbench mock serve`` on a free port in a child process; wait until it listens."""
+    """Start ``schedbench mock serve`` on a free port in a child process; wait until it listens.
+    Its stderr goes to ``log`` (default: a temporary file), never to an unread pipe."""
     command = [sys.executable, "-P", "-m", "bench.mockllm.server", "--port", "0"]
     command += ["--latency", latency]
     if scenario_dir is not None:
         command += ["--scenario-dir", str(scenario_dir)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if log is None:
+        handle, name = tempfile.mkstemp(prefix="schedbench-mock-", suffix=".log")
+        os.close(handle)
+        log = Path(name)
+    with log.open("ab") as err:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True)
     deadline = time.monotonic() + timeout_s
     line = process.stdout.readline()
     if not line.startswith(READY_PREFIX) or time.monotonic() > deadline:
         process.kill()
-        _, err = process.communicate()
-        raise RuntimeError(f"mock server did not start: {line.strip()} {err.strip()[-2000:]}")
-    return ServerProcess(line.removeprefix(READY_PREFIX).strip(), process)
+        process.wait()
+        tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+        raise RuntimeError(f"mock server did not start: {line.strip()} {tail.strip()}")
+    return ServerProcess(line.removeprefix(READY_PREFIX).strip(), process, log)
 
 
 def _main() -> None:

@@ -1,6 +1,7 @@
 """In-process transports: httpx (or httpx2) clients whose requests the mock answers directly.
 
-No sockets are opened. The same class is built for ``httpx`` and for ``httpx2`` (which the
+No sockets are opened. Both APIs are served: OpenAI's ``/v1/chat/completions`` and
+Anthropic's ``/v1/messages`` (base URL ``ANTHROPIC_BASE_URL``: its clients add the path). The same class is built for ``httpx`` and for ``httpx2`` (which the
 openai SDK 3.x uses), because each library only accepts its own transport types. Like a
 socket, they honour the client's read timeout (a reply delayed past it, or a body that goes
 silent longer, raises the library's ``ReadTimeout``), and a scripted dropped connection
@@ -19,7 +20,10 @@ from bench.mockllm.core import MockLLM, MockReply, _error
 from bench.mockllm.faults import DROPPED_CHUNKED, dropped_body
 
 BASE_URL = "http://mockllm.test/v1"
+# Anthropic's clients take the host and add /v1/messages themselves
+ANTHROPIC_BASE_URL = "http://mockllm.test"
 CHAT_PATH = "/v1/chat/completions"
+MESSAGES_PATH = "/v1/messages"
 
 
 def _lib(name: str) -> ModuleType:
@@ -40,7 +44,13 @@ def _read_timeout(request: Any) -> float | None:
 def _route(mock: MockLLM, method: str, path: str, body: bytes) -> MockReply:
     if path.rstrip("/") == CHAT_PATH and method == "POST":
         return mock.handle(body)
-    return _error(404, f"the mock serves only POST {CHAT_PATH}, not {method} {path}", "not_found")
+    if path.rstrip("/") == MESSAGES_PATH and method == "POST":
+        return mock.handle_messages(body)
+    return _error(
+        404,
+        f"the mock serves only POST {CHAT_PATH} and POST {MESSAGES_PATH}, not {method} {path}",
+        "not_found",
+    )
 
 
 def _dropped(reply: MockReply, sent: int) -> str:
@@ -166,12 +176,15 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
 
 
 def mock_async_client(mock: MockLLM, lib: str = "httpx", **kwargs: Any) -> Any:
-    """An ``AsyncClient`` of ``lib`` (httpx or httpx2) served in-process by ``mock``."""
+    """An ``AsyncClient`` of ``lib`` (httpx or httpx2) served in-process by ``mock``
+    (``base_url``: ``BASE_URL`` unless given, e.g. ``ANTHROPIC_BASE_URL``)."""
     async_cls, _ = transport_classes(lib)
-    return _lib(lib).AsyncClient(transport=async_cls(mock), base_url=BASE_URL, **kwargs)
+    kwargs.setdefault("base_url", BASE_URL)
+    return _lib(lib).AsyncClient(transport=async_cls(mock), **kwargs)
 
 
 def mock_client(mock: MockLLM, lib: str = "httpx", **kwargs: Any) -> Any:
     """A sync ``Client`` of ``lib`` served in-process by ``mock``."""
     _, sync_cls = transport_classes(lib)
-    return _lib(lib).Client(transport=sync_cls(mock), base_url=BASE_URL, **kwargs)
+    kwargs.setdefault("base_url", BASE_URL)
+    return _lib(lib).Client(transport=sync_cls(mock), **kwargs)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.report import charts as charts_mod
-from bench.report import loadreport, sections
+from bench.report import loadreport, multimodel, sections
 from bench.report.catalogue import catalogue_section
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
 from bench.report.facts import Facts, compute_facts
@@ -79,6 +79,7 @@ def build_document(
         sections.debuggability(data, slots),
         sections.faults(data, slots),
         catalogue_section(data.catalogue),
+        multimodel.section(data),
         sections.per_scenario(data),
     ]
     if compare is not None:

@@ -25,6 +25,9 @@ on every bootstrap resample, so a rule can be evaluated resample by resample
   internals, how many are not possible; the statements each working cell needs beyond the
   engine's plain agent. **False simplicity** (``simplicity``): the statements of each
   engine's simple and complex program that passed its test. All exact (counts).
+- **switching provider** (``provider_switches``): per engine of the multi-model check
+  (``multimodel.json``), whether its plain switch to Anthropic works, the statements it
+  changed, and the same for the switch with its fix where there is one; exact.
 
 Engines are named by the registry; the representatives of each side (``Sides``) are the
 engines a verdict compares, like with like (``bench.engines.registry.counterpart``).
@@ -112,6 +115,22 @@ def _side(family: str, engines: set[str]) -> Side | None:
 
 
 @dataclass(frozen=True)
+class ProviderSwitch:
+    """One engine switched from OpenAI to another provider (``schedbench multimodel``)."""
+
+    engine: str
+    provider: str
+    baseline_works: bool  # the same engine on OpenAI, unchanged
+    works: bool  # the plain switch: only the chat model changed
+    statements: int
+    as_expected: tuple[int, int]  # (scenarios as expected, scenarios checked), plain switch
+    note: str = ""
+    fixed_works: bool | None = None  # the switch with the code it needed (None: none tried)
+    fixed_statements: int | None = None
+    fixed_note: str = ""
+
+
+@dataclass(frozen=True)
 class Facts:
     """The judged numbers of one run (see the module docstring)."""
 
@@ -135,6 +154,8 @@ class Facts:
     rss_mb: dict[str, Estimate] = field(default_factory=dict)
     code: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     peak_rps: dict[str, Estimate] = field(default_factory=dict)
+    # the load phase: (engine, processes) -> bench.results.metrics.Capacity
+    capacity: dict[tuple[str, int], Any] = field(default_factory=dict)
     # share of a step's time in callback managers and runnable plumbing (profiling probe)
     callback_share: dict[str, Estimate] = field(default_factory=dict)
     debug_recall: dict[str, float] = field(default_factory=dict)
@@ -149,6 +170,8 @@ class Facts:
     # false simplicity: engine -> {"simple": n, "complex": m} (programs that passed their test)
     simplicity: dict[str, dict[str, int]] = field(default_factory=dict)
     simplicity_failing: tuple[str, ...] = ()  # "engine case" of programs that failed
+    provider_switches: dict[str, ProviderSwitch] = field(default_factory=dict)
+    switch_scenarios: tuple[str, ...] = ()  # the scenarios the multi-model check ran
     yardstick_ms: float | None = None  # the machine's speed (bench.metadata.yardstick_ms)
     yardstick_end_ms: float | None = None
     notes: tuple[str, ...] = ()
@@ -345,6 +368,40 @@ def _catalogue_facts(
     return summary, statements, sizes, tuple(failing)
 
 
+def _capacities(data: RunData) -> dict[tuple[str, int], Any]:
+    from bench.results.metrics import capacities
+
+    return dict(capacities(data.load_levels)) if data.load_levels else {}
+
+
+def _provider_switches(data: RunData) -> dict[str, ProviderSwitch]:
+    """Per engine of the multi-model check: its plain switch, and its fix if it has one."""
+    document = data.multimodel
+    if document is None:
+        return {}
+    out = {}
+    for engine in dict.fromkeys(r.engine for r in document.rows):
+        mine = [r for r in document.rows if r.engine == engine]
+        plain = next((r for r in mine if r.provider != "openai" and not r.fixed), None)
+        if plain is None:
+            continue
+        baseline = next((r for r in mine if r.provider == "openai"), None)
+        fixed = next((r for r in mine if r.provider == plain.provider and r.fixed), None)
+        out[engine] = ProviderSwitch(
+            engine=engine,
+            provider=plain.provider,
+            baseline_works=baseline is not None and baseline.works,
+            works=plain.works,
+            statements=plain.statements_changed,
+            as_expected=(sum(c.ok for c in plain.checks), len(plain.checks)),
+            note=plain.note,
+            fixed_works=None if fixed is None else fixed.works,
+            fixed_statements=None if fixed is None else fixed.statements_changed,
+            fixed_note="" if fixed is None else fixed.note,
+        )
+    return out
+
+
 def _machine(meta: Mapping[str, Any], key: str) -> float | None:
     machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
     return stats.number(machine.get(key))
@@ -390,6 +447,7 @@ def compute_facts(data: RunData) -> Facts:
         code=_code(data),
         peak_rps=_peak(data),
         callback_share=_callback_shares(data),
+        capacity=_capacities(data),
         debug_recall={str(k): float(v) for k, v in dbg["recall"].dropna().items()},
         debug_bytes_per_fact={str(k): float(v) for k, v in dbg["bytes_per_fact"].dropna().items()},
         debug_mode={str(k): str(v) for k, v in dbg["mode"].items()},
@@ -399,10 +457,21 @@ def compute_facts(data: RunData) -> Facts:
         catalogue_statements=catalogue_statements,
         simplicity=simplicity,
         simplicity_failing=simplicity_failing,
+        provider_switches=_provider_switches(data),
+        switch_scenarios=tuple(data.multimodel.scenarios) if data.multimodel else (),
         yardstick_ms=_machine(data.meta or {}, "yardstick_ms"),
         yardstick_end_ms=_machine(data.meta or {}, "yardstick_end_ms"),
         notes=tuple(notes),
     )
 
 
-__all__ = ["RAW", "Facts", "Side", "compute_facts", "difference", "exact", "known"]
+__all__ = [
+    "RAW",
+    "Facts",
+    "ProviderSwitch",
+    "Side",
+    "compute_facts",
+    "difference",
+    "exact",
+    "known",
+]

@@ -13,6 +13,7 @@ row typed, corrupt lines counted); this module turns it into the report's frames
 - ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
 - ``catalogue.json``    → ``catalogue`` (the customisation catalogue, ``schedbench catalogue``)
 - ``load.jsonl``        → ``load_levels``, ``mock_ceilings`` (``bench.results.metrics``)
+- ``multimodel.json``   → ``multimodel`` (the multi-model check, when it ran)
 - ``meta.json``'s ``code_size`` → ``code_size`` (counted when the run was made, by
   ``bench.codesize``: the report never reads the working tree)
 
@@ -245,6 +246,7 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         catalogue=folder.catalogue,
         load_levels=tuple(metrics.load_levels(folder.load, seed=folder.seed)),
         mock_ceilings=tuple(metrics.mock_ceilings(folder.load)),
+        multimodel=folder.multimodel,
         run_dir=folder.directory,
         notes=tuple(notes),
     )

@@ -180,6 +180,7 @@ class RunData:
     catalogue: Any = None  # catalogue.json (bench.results.rows.CatalogueRecord), None: not run
     load_levels: tuple[Any, ...] = ()  # bench.results.metrics.LoadLevel
     mock_ceilings: tuple[Any, ...] = ()  # bench.results.metrics.MockCeiling
+    multimodel: Any = None  # multimodel.json (bench.results.rows.MultiModelFile), or None
     run_dir: Path | None = None
     notes: tuple[str, ...] = ()  # what the adapter could not read, for the caveats
 

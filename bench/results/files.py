@@ -9,6 +9,8 @@ reports/<run-id>/
   ttft.jsonl         one line per run of the TTFT phase (warm-up and timed)
   profile.jsonl      one line per engine × scenario of the profiling probe (``schedbench probe``)
   load.jsonl         one line per engine × processes × offered rate of the load phase
+  multimodel.json    the multi-model check: each engine switched to Anthropic's API
+                     (``schedbench multimodel``)
   summary.csv        engine × scenario × latency statistics (rebuilt from runs.jsonl)
   footprint.csv      per engine
   throughput.csv     per engine × latency profile × concurrency level
@@ -41,6 +43,8 @@ THROUGHPUT = "throughput.jsonl"
 TTFT = "ttft.jsonl"
 PROFILE = "profile.jsonl"
 LOAD = "load.jsonl"
+MULTIMODEL = "multimodel.json"
+MULTIMODEL_SCHEMA_VERSION = 1
 SUMMARY = "summary.csv"
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"

@@ -14,6 +14,8 @@
 - ``catalogue.json`` (when ``schedbench catalogue`` ran): one JSON document, its cells and
   programs typed one by one (a bad one is skipped and recorded like a bad line; a file that
   is not a catalogue of a known schema version is skipped whole, with the reason).
+- ``multimodel.json`` (when the multi-model check ran: ``schedbench multimodel``): one typed
+  document; a corrupt one is left out as a ``Skipped`` (line 0) with the reason.
 
 Then the later row of each key wins (``latest``): a run retried by ``--resume`` replaces
 its crashed row.
@@ -37,6 +39,8 @@ from bench.results.files import (
     LOAD,
     LOAD_KEY,
     META,
+    MULTIMODEL,
+    MULTIMODEL_SCHEMA_VERSION,
     PROFILE,
     PROFILE_KEY,
     RUN_KEY,
@@ -56,6 +60,7 @@ from bench.results.rows import (
     FootprintRow,
     LoadRow,
     Meta,
+    MultiModelFile,
     ProfileRow,
     RunRow,
     SimplicityRow,
@@ -213,6 +218,27 @@ def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
     return record, skipped
 
 
+def read_multimodel(path: Path) -> tuple[MultiModelFile | None, list[Skipped]]:
+    """multimodel.json typed, or None (absent; or corrupt: then one ``Skipped`` says why)."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None, []
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        document = MultiModelFile.model_validate_json(text)
+    except ValidationError as exc:
+        return None, [Skipped(path.name, 0, f"{error_text(exc)}: file left out")]
+    if document.schema_version != MULTIMODEL_SCHEMA_VERSION:
+        reason = (
+            f"schema_version {document.schema_version} is not the one this schedbench reads "
+            f"({MULTIMODEL_SCHEMA_VERSION}): file left out"
+        )
+        return None, [Skipped(path.name, 0, reason)]
+    return document, []
+
+
 def schema_major(version: int | str) -> int | None:
     """The major version of a ``schema_version`` (1, or "1.2" → 1); None if not one."""
     if isinstance(version, bool):
@@ -327,6 +353,7 @@ class RunFolder:
     profile: list[ProfileRow] = field(default_factory=list)
     # the customisation catalogue and false simplicity (catalogue.json); None when not run
     catalogue: CatalogueRecord | None = None
+    multimodel: MultiModelFile | None = None  # the multi-model check; None when not run
 
     @property
     def timed_runs(self) -> list[RunRow]:
@@ -383,6 +410,8 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
     catalogue, catalogue_skipped = read_catalogue(directory / CATALOGUE)
     skipped = [s for part in (*parts.values(), *([debug] if debug else [])) for s in part.skipped]
     skipped += catalogue_skipped
+    multimodel, bad = read_multimodel(directory / MULTIMODEL)
+    skipped += bad
     return RunFolder(
         directory=directory,
         meta=meta,
@@ -396,4 +425,5 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
         notes=tuple(notes),
         profile=latest(parts[PROFILE].rows, PROFILE_KEY),
         catalogue=catalogue,
+        multimodel=multimodel,
     )

@@ -255,6 +255,44 @@ class ProfileRow(Row):
     wait_samples: int | None = None  # a tool sleeping its scripted latency: in no group
 
 
+class MultiModelCheck(Row):
+    """One scenario of one variant of the multi-model check (``bench.multimodel``)."""
+
+    scenario: str
+    ok: bool  # ended as the scenario expects this engine to end it
+    status: str | None = None
+    termination: str | None = None
+    llm_calls: int | None = Field(default=None, ge=0)
+    tool_calls: int | None = Field(default=None, ge=0)
+    apis: tuple[str, ...] = ()  # the APIs its requests spoke: openai, anthropic
+    answer_shape: str | None = None  # what the agent returned: text, a list of content blocks
+    misses: tuple[str, ...] = ()  # how it differed from the expectations
+    error: str | None = None
+
+
+class MultiModelRow(Row):
+    """One engine on one provider: whether it works, and the statements the switch changed."""
+
+    engine: str
+    provider: str  # openai (the baseline) or anthropic
+    fixed: bool = False  # more than the chat model was changed (``note`` says what)
+    works: bool  # every scenario ended as expected
+    statements_changed: int = Field(ge=0)
+    code: tuple[str, ...] = ()  # "before -> after" targets whose statements were diffed
+    checks: tuple[MultiModelCheck, ...] = ()
+    note: str = ""
+
+
+class MultiModelFile(Row):
+    """multimodel.json: the multi-model check of a run (``schedbench multimodel``)."""
+
+    schema_version: int
+    scenarios: tuple[str, ...] = ()
+    packages: dict[str, str | None] = Field(default_factory=dict)
+    duration_s: float | None = None
+    rows: tuple[MultiModelRow, ...] = ()
+
+
 class DebugRow(BaseModel):
     """One row of debuggability.csv (columns in docs/debuggability.md): CSV text, so values
     are parsed from strings; an empty cell is ``None``. Only the scored numbers are typed."""
@@ -379,6 +417,7 @@ class ConfigRecord(BaseModel):
     ttft_repeat: int = Field(None, ge=0)
     ttft_warmup: int = Field(None, ge=0)
     outcome_repeat: int = Field(None, ge=1)
+    fault_repeat: int | None = Field(None, ge=1)
     load: bool = None
     load_engines: list[str] | None = None
     load_scenario: str = None

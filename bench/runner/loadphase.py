@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,12 +131,12 @@ class LoadPhase:
         progress: Progress | None = None,
         scenario_dir: str | None = None,
         *,
-        pythons: dict[str, str] | None = None,
+        python_of: Callable[[str], str | None] | None = None,
         handler_args: list[str] | None = None,
     ):
         self.config = config
-        # engine -> the interpreter of its environment (engines not there: unavailable)
-        self.pythons = pythons
+        # engine -> the interpreter of its environment (None: the environment is unavailable)
+        self.python_of = python_of
         self.handler_args = handler_args
         self.scenarios = scenarios
         self.store = store
@@ -269,9 +270,9 @@ class LoadPhase:
     # -- one engine ---------------------------------------------------------------------
 
     def _python(self, engine: str) -> str:
-        if self.pythons is None:
+        if self.python_of is None:
             return sys.executable
-        python = self.pythons.get(engine)
+        python = self.python_of(engine)
         if python is None:
             from bench.runner.orchestrator import WorkerError
 

@@ -300,8 +300,10 @@ class Orchestrator:
             return
         from bench.mockllm.server import start_server_process
 
+        self.store.logs.mkdir(parents=True, exist_ok=True)
         for latency in self._profiles():
-            server = start_server_process(self.scenario_dir, latency)
+            log = self.store.logs / f"mock.{latency}.log"
+            server = start_server_process(self.scenario_dir, latency, log=log)
             self._servers[latency] = server
             self._base_urls[latency] = server.base_url
             self.progress.message(f"loopback mock ({latency}) at {server.base_url}")
@@ -654,11 +656,7 @@ class Orchestrator:
             self.store,
             self.progress,
             self.scenario_dir,
-            pythons={
-                e: self._pythons[environment_of(e)]
-                for e in self.config.engines
-                if environment_of(e) in self._pythons
-            },
+            python_of=lambda engine: self._pythons.get(environment_of(engine)),
             handler_args=self.handler_args,
         )
         self.outcome.load = phase.run()

@@ -53,12 +53,12 @@ class RunConfig:
     transport: str = "inprocess"
     repeat: int | None = None  # timed runs per cell; None: budgeted by expected run time
     warmup: int = 2  # discarded runs at the start of each batch (fewer for slow scenarios)
-    rounds: int = 5
+    rounds: int = 3
     seed: int = 0
     quick: bool = False
     cell_budget_s: float = 2.0  # timed seconds per cell the budgeted repeats aim at
     min_repeats: int = 5
-    max_repeats: int = 60
+    max_repeats: int = 45
     concurrency: tuple[int, ...] = (1, 10, 50)
     throughput: bool = True
     throughput_scenario: str | None = None  # None: customer_returns, else the first scenario
@@ -78,6 +78,10 @@ class RunConfig:
     ttft_warmup: int = 2  # discarded runs before them
     # outcome-only engines (the registry's reduced variants): fault scenarios, this many runs
     outcome_repeat: int = 3
+    # fault scenarios are judged by their outcome; their timings measure timeouts and
+    # back-offs, not the framework: this many timed runs per engine (None: budgeted as the
+    # happy paths are)
+    fault_repeat: int | None = 3
     # the open-loop load phase (load.jsonl; bench.runner.loadphase): Poisson arrivals at a
     # sweep of offered rates, one process and one per core, the mock on the load profile
     load: bool = True
@@ -290,6 +294,8 @@ def build_plan(
         for latency in config.latencies:
             est = estimate_run_s(scenarios[name], latency)
             n = repeats_for(est, config)
+            if scenarios[name].is_fault and config.fault_repeat and config.repeat is None:
+                n = min(n, config.fault_repeat)
             plan.repeats[(name, latency)] = n
             base, extra = divmod(n, config.rounds)
             indices, start = [], 0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -353,7 +352,8 @@ def test_sync_clients_see_the_same_drop_and_stall(lib):
 
 def test_the_server_logs_nothing_for_a_scripted_drop(tmp_path):
     (tmp_path / "drop.yaml").write_text(yaml.safe_dump(_scenario_data("drop", FAULTS["drop"])))
-    server = start_server_process(tmp_path)
+    log = tmp_path / "mock.log"
+    server = start_server_process(tmp_path, log=log)
     try:
         body = {"model": "scenario/drop", "messages": [{"role": "user", "content": "x"}]}
         for _ in range(3):
@@ -361,12 +361,8 @@ def test_the_server_logs_nothing_for_a_scripted_drop(tmp_path):
                 httpx.post(f"{server.base_url}/chat/completions", json={**body, "stream": True})
             httpx.post(server.base_url.removesuffix("/v1") + "/reset")
     finally:
-        server.process.terminate()
-        try:
-            _, err = server.process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            _, err = server.process.communicate()
+        server.stop()
+    err = log.read_text(encoding="utf-8")
     assert err == ""  # uvicorn would log each drop as "Exception in ASGI application"
 
 

@@ -181,3 +181,22 @@ async def test_a_finished_run_is_freed_without_the_cycle_collector(llm):
         gc.garbage.clear()
         gc.enable()
     assert kinds == set()  # runs are freed by reference counting as soon as they are dropped
+
+
+async def test_a_sync_tool_sees_the_callers_context_variables():
+    """A request id set by the service (a contextvar) reaches a sync tool on a worker
+    thread, as ``asyncio.to_thread`` would carry it (it was lost before)."""
+    import contextvars
+
+    from scheduler.pool import ToolThreadPool
+
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar(
+        "request_id", default="<unset>"
+    )
+    pool = ToolThreadPool(max_workers=2)
+    try:
+        request_id.set("req-42")
+        job = pool.submit(lambda: request_id.get(), {}, key="whoami")
+        assert await job.future == "req-42"
+    finally:
+        pool.shutdown()
