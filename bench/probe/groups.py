@@ -90,6 +90,23 @@ CALLBACK_RUNNABLE_GROUPS: tuple[str, ...] = (
     "langchain_core.runnables",
 )
 
+# the over-abstraction claim: each family's own code (its engine glue, the provider SDK it
+# wraps, httpx, pydantic and the standard library are left out: a hand-written loop pays them too)
+FRAMEWORK_GROUPS: dict[str, tuple[str, ...]] = {
+    "langchain": (
+        "langchain_core.callbacks",
+        "langchain_core.tracers",
+        "langchain_core.runnables",
+        "langchain_core (rest)",
+        "langchain_classic",
+        "langchain",
+        "langgraph",
+        "langchain_openai",
+        "langsmith",
+    ),
+    "scheduler": ("scheduler",),
+}
+
 _STDLIB = frozenset(sys.stdlib_module_names)
 _cache: dict[str, str] = {}
 

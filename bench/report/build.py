@@ -15,6 +15,7 @@ from bench.report.document import Block, Document, Figure, Note, Section, to_htm
 from bench.report.facts import Facts, compute_facts
 from bench.report.model import RunData
 from bench.report.rules import Claim, Rating, claims_ledger, decision_matrix
+from bench.report.versions_section import versions_section
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def build_document(
         sections.faults(data, slots),
         catalogue_section(data.catalogue),
         multimodel.section(data),
+        versions_section(data.versions),
         sections.per_scenario(data),
     ]
     if compare is not None:

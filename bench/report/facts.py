@@ -25,6 +25,11 @@ on every bootstrap resample, so a rule can be evaluated resample by resample
   internals, how many are not possible; the statements each working cell needs beyond the
   engine's plain agent. **False simplicity** (``simplicity``): the statements of each
   engine's simple and complex program that passed its test. All exact (counts).
+- **over-abstraction** (``framework_calls``, ``send_depth``): from the profiling probe, each
+  engine's framework-own Python function calls per LLM step (``bench.probe.groups.
+  FRAMEWORK_GROUPS``; geometric mean over its scenarios) and the frames between its caller
+  and the HTTP send; call counts are deterministic (exact).
+- **the LangChain version matrix** (``versions``): versions.json's rows as measured (exact).
 - **switching provider** (``provider_switches``): per engine of the multi-model check
   (``multimodel.json``), whether its plain switch to Anthropic works, the statements it
   changed, and the same for the switch with its fix where there is one; exact.
@@ -158,6 +163,11 @@ class Facts:
     capacity: dict[tuple[str, int], Any] = field(default_factory=dict)
     # share of a step's time in callback managers and runnable plumbing (profiling probe)
     callback_share: dict[str, Estimate] = field(default_factory=dict)
+    # over-abstraction (the probe): engine -> its framework's own function calls per LLM step
+    framework_calls: dict[str, Estimate] = field(default_factory=dict)
+    # engine -> frames between the caller's run and the HTTP send (median over scenarios)
+    send_depth: dict[str, float] = field(default_factory=dict)
+    versions: tuple[Any, ...] = ()  # the LangChain version matrix (VersionRow), oldest first
     debug_recall: dict[str, float] = field(default_factory=dict)
     debug_bytes_per_fact: dict[str, float] = field(default_factory=dict)
     debug_mode: dict[str, str] = field(default_factory=dict)
@@ -315,6 +325,34 @@ def _peak(data: RunData) -> dict[str, Estimate]:
     return {str(r.engine): exact(r.runs_per_s) for r in peak.itertuples()}
 
 
+def _framework_calls(data: RunData) -> tuple[dict[str, Estimate], dict[str, float]]:
+    """Per probed engine of a family with framework groups: its framework's own Python
+    function calls per LLM step (geometric mean over scenarios; counts are deterministic, so
+    exact) and the stack depth to the HTTP send."""
+    from bench.probe.groups import FRAMEWORK_GROUPS
+    from bench.results.metrics import probe_rows, profile_by_engine
+
+    rows = probe_rows(data.profile)
+    calls: dict[str, Estimate] = {}
+    depth: dict[str, float] = {}
+    for engine in dict.fromkeys(r.engine for r in rows):
+        spec = REGISTRY.get(engine)
+        groups = FRAMEWORK_GROUPS.get(spec.family if spec else "")
+        per_step = [
+            sum(r.calls_by_group.get(g, 0) for g in groups) / r.llm_calls
+            for r in rows
+            if groups and r.engine == engine and r.llm_calls and r.calls_by_group
+        ]
+        positive = [v for v in per_step if v > 0]
+        if positive:
+            calls[engine] = exact(stats.geometric_mean(positive))
+    for entry in profile_by_engine(list(data.profile)):
+        value = stats.number(entry.get("send_depth"))
+        if value is not None and math.isfinite(value):
+            depth[str(entry["engine"])] = value
+    return calls, depth
+
+
 def _callback_shares(data: RunData) -> dict[str, Estimate]:
     """Per engine: the share of a run's sampled time in callbacks, tracers and runnables
     (the profiling probe), with its sampling error as a normal parametric bootstrap."""
@@ -417,6 +455,7 @@ def compute_facts(data: RunData) -> Facts:
     tokens = analysis.token_stats(data).set_index("engine")["overhead_per_request"].to_dict()
     dbg = analysis.debug_best(data).set_index("engine")
     catalogue, catalogue_statements, simplicity, simplicity_failing = _catalogue_facts(data)
+    framework_calls, send_depth = _framework_calls(data)
     notes = []
     if scenarios and len(scenarios) < len(data.happy_scenarios):
         left_out = sorted(set(data.happy_scenarios) - set(scenarios))
@@ -447,6 +486,9 @@ def compute_facts(data: RunData) -> Facts:
         code=_code(data),
         peak_rps=_peak(data),
         callback_share=_callback_shares(data),
+        framework_calls=framework_calls,
+        send_depth=send_depth,
+        versions=tuple(data.versions),
         capacity=_capacities(data),
         debug_recall={str(k): float(v) for k, v in dbg["recall"].dropna().items()},
         debug_bytes_per_fact={str(k): float(v) for k, v in dbg["bytes_per_fact"].dropna().items()},

@@ -247,6 +247,7 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         load_levels=tuple(metrics.load_levels(folder.load, seed=folder.seed)),
         mock_ceilings=tuple(metrics.mock_ceilings(folder.load)),
         multimodel=folder.multimodel,
+        versions=tuple(folder.versions or ()),
         run_dir=folder.directory,
         notes=tuple(notes),
     )

@@ -77,6 +77,9 @@ class T:
     SWITCH_STATEMENTS = 5  # "one code base": the chat model and its import, with slack
     SWITCH_REWRITE = 25  # beyond this the agent was rewritten for the provider
     MIN_STEP_MS = 0.01  # floor for denominators (ms)
+    # over-abstraction: LangChain's own function calls per LLM step beyond our scheduler's
+    ABSTRACTION_SUPPORTED = 100  # "one line hides ~100 lines": a call runs at least one line
+    ABSTRACTION_REFUTED = 10  # about as much code as a hand-written loop runs
     # inflexible: share of the catalogue's customisations a LangChain engine does only with
     # internals (private API, subclassing internals, monkeypatching), or not at all
     INFLEXIBLE_SUPPORTED = 0.25  # refuted only at 0: every one with public API
@@ -874,6 +877,112 @@ def claim_multimodel(f: Facts) -> Claim:
     return Claim("multimodel", text, rule, tuple(parts), "multi-model check not run")
 
 
+def _probed_self_built(f: Facts, engine: str) -> str | None:
+    """Our scheduler in ``engine``'s streaming mode among the probed engines (its counterpart
+    first)."""
+    pair = counterpart(engine)
+    if pair is not None and pair.other in f.framework_calls:
+        return pair.other
+    streams = REGISTRY[engine].streams
+    return next(
+        (
+            name
+            for name in f.framework_calls
+            if name in REGISTRY
+            and REGISTRY[name].role == "self-built"
+            and REGISTRY[name].streams == streams
+        ),
+        None,
+    )
+
+
+def claim_over_abstraction(f: Facts) -> Claim:
+    text = "Over-abstraction: one line of code hides ~100 lines of framework logic."
+    rule = (
+        "the profiling probe counts the Python function calls a run executes, by package: the "
+        "framework's own calls per LLM step (LangChain's packages, or our scheduler's; the "
+        "provider SDK, httpx, pydantic and the standard library are left out, a hand-written "
+        "loop pays them too), geometric mean over the happy-path scenarios, LangChain engine "
+        "minus our scheduler in the same streaming mode. A call runs at least one line. "
+        f"supported: ≥ {T.ABSTRACTION_SUPPORTED} more calls per step; refuted: ≤ "
+        f"{T.ABSTRACTION_REFUTED} more; otherwise partly. Call counts are deterministic "
+        "(exact); the stack depth to the HTTP send is shown beside"
+    )
+    parts = []
+    for engine, calls in f.framework_calls.items():
+        spec = REGISTRY.get(engine)
+        if spec is None or spec.family != "langchain":
+            continue
+        ours = _probed_self_built(f, engine)
+        if ours is None:
+            continue
+        # rounded: a geometric mean of whole counts carries float noise past the threshold
+        excess = exact(round(calls.point - f.framework_calls[ours].point, 6))
+
+        def decide(v: Mapping[str, float]) -> Verdict:
+            x = v["excess"]
+            return _three_way(x, x >= T.ABSTRACTION_SUPPORTED, x <= T.ABSTRACTION_REFUTED)
+
+        measured = (
+            f"{fmt.count(round(calls.point))} framework calls per LLM step vs {ours} "
+            f"{fmt.count(round(f.framework_calls[ours].point))} "
+            f"({fmt.signed(round(excess.point), fmt.count)})"
+        )
+        depth, depth_ours = f.send_depth.get(engine), f.send_depth.get(ours)
+        if depth is not None and depth_ours is not None:
+            measured += f"; {depth:.0f} frames to the HTTP send vs {depth_ours:.0f}"
+        parts.append(Part(engine, measured, judge({"excess": excess}, decide)))
+    return Claim(
+        "over_abstraction",
+        text,
+        rule,
+        tuple(parts),
+        "needs the profiling probe (schedbench probe) of a LangChain engine and our scheduler",
+    )
+
+
+def claim_versions(f: Facts) -> Claim:
+    text = "Unstable versions: breaking changes between releases."
+    rule = (
+        "today's AgentExecutor baseline run as is on the last release of each older LangChain "
+        "line, each in its own environment (the version matrix). Per line: supported when it "
+        "fails as is (a breaking change; the statements of the smallest change that makes it "
+        "run are shown); partly when it runs but warns of deprecations; refuted when it runs "
+        "with no deprecation warning. Lines combine as everywhere. Releases within a line are "
+        "not measured"
+    )
+    measured_rows = [r for r in f.versions if r.runs_unchanged is not None]
+    newest = measured_rows[-1].line if measured_rows else None
+    parts = []
+    for row in measured_rows[:-1]:
+        broken, warns = not row.runs_unchanged, bool(row.deprecation_warnings)
+
+        def decide(v: Mapping[str, float]) -> Verdict:
+            if v["broken"]:
+                return "supported"
+            return "partly" if v["warns"] else "refuted"
+
+        if broken:
+            measured = (
+                f"today's code fails as is; {fmt.count(row.statements_changed)} statements of "
+                "change make it run"
+                + ("" if row.runs_adapted else f", and even then it fails ({row.adapted_error})")
+            )
+        else:
+            measured = "today's code runs as is"
+        if row.deprecation_warnings is not None:
+            measured += f"; {fmt.count(row.deprecation_warnings)} deprecation warnings"
+        inputs = {"broken": exact(float(broken)), "warns": exact(float(warns))}
+        parts.append(Part(f"LangChain {row.line} → {newest}", measured, judge(inputs, decide)))
+    return Claim(
+        "versions",
+        text,
+        rule,
+        tuple(parts),
+        "needs the LangChain version matrix (two or more lines measured)",
+    )
+
+
 CLAIM_RULES: tuple[Callable[[Facts], Claim], ...] = (
     claim_overhead,
     claim_callbacks,
@@ -886,11 +995,11 @@ CLAIM_RULES: tuple[Callable[[Facts], Claim], ...] = (
     claim_inflexible,
     claim_false_simplicity,
     claim_multimodel,
+    claim_over_abstraction,
+    claim_versions,
 )
 
 UNMEASURED_CLAIMS = (
-    "Over-abstraction (one line hides ~100 lines of framework logic) — not yet measured.",
-    "Unstable versions (breaking changes between releases) — not yet measured.",
     "Confusing documentation — not measured: no number here could refute it.",
     "Weak prompt management — not measured: no number here could refute it.",
 )

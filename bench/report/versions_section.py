@@ -3,14 +3,14 @@ table and the facts under it — does today's AgentExecutor baseline run on each
 big the change that makes it run is, what it warns, and whether LangChain got faster.
 
 ``versions_section(rows)`` takes the rows ``read_versions`` returns (None or empty: the run
-measured no LangChain line, and there is no section).
+measured no LangChain line, and the section says so).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bench.report.document import Bullets, Cell, Paragraph, Section, Table
+from bench.report.document import Bullets, Cell, Note, Paragraph, Section, Table
 from bench.results import fmt
 from bench.results.versions import VersionRow
 
@@ -104,10 +104,11 @@ def _facts(rows: Sequence[VersionRow]) -> list[Paragraph]:
     return facts
 
 
-def versions_section(rows: Sequence[VersionRow] | None) -> Section | None:
-    """The section, or None when the run measured no LangChain line."""
+def versions_section(rows: Sequence[VersionRow] | None) -> Section:
+    """The section (a note only when the run measured no LangChain line)."""
     if not rows:
-        return None
+        note = Note("No LangChain version matrix in this run (the lc-agentexecutor@ engines).")
+        return Section("LangChain versions", "langchain-versions", (note,))
     facts = _facts(rows)
     blocks = [version_table(rows)]
     if facts:

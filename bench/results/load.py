@@ -14,6 +14,8 @@
 - ``catalogue.json`` (when ``schedbench catalogue`` ran): one JSON document, its cells and
   programs typed one by one (a bad one is skipped and recorded like a bad line; a file that
   is not a catalogue of a known schema version is skipped whole, with the reason).
+- ``versions.json`` (when the run measured LangChain lines): the version table; a file that
+  is not one is left out as a ``Skipped`` (line 0) with the reason.
 - ``multimodel.json`` (when the multi-model check ran: ``schedbench multimodel``): one typed
   document; a corrupt one is left out as a ``Skipped`` (line 0) with the reason.
 
@@ -67,6 +69,7 @@ from bench.results.rows import (
     ThroughputRow,
     TtftRow,
 )
+from bench.results.versions import VERSIONS, VersionRow, read_versions
 
 DEFAULT_SEED = 0  # the bootstrap seed of a run whose config does not say (RunConfig.seed)
 
@@ -354,6 +357,7 @@ class RunFolder:
     # the customisation catalogue and false simplicity (catalogue.json); None when not run
     catalogue: CatalogueRecord | None = None
     multimodel: MultiModelFile | None = None  # the multi-model check; None when not run
+    versions: list[VersionRow] | None = None  # the LangChain version matrix; None when not run
 
     @property
     def timed_runs(self) -> list[RunRow]:
@@ -412,6 +416,11 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
     skipped += catalogue_skipped
     multimodel, bad = read_multimodel(directory / MULTIMODEL)
     skipped += bad
+    try:
+        versions = read_versions(directory)
+    except ValueError as exc:
+        versions = None
+        skipped.append(Skipped(VERSIONS, 0, f"{exc}: file left out"))
     return RunFolder(
         directory=directory,
         meta=meta,
@@ -426,4 +435,5 @@ def load_run_folder(directory: Path | str, *, require_runs: bool = True) -> RunF
         profile=latest(parts[PROFILE].rows, PROFILE_KEY),
         catalogue=catalogue,
         multimodel=multimodel,
+        versions=versions,
     )

@@ -16,10 +16,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.results import stats
-from bench.results.metrics import footprint_by_engine, step_overhead_ms
 
 VERSIONS = "versions.json"
 PACKAGES = ("langchain", "langchain-core", "langchain-classic", "langchain-openai", "openai")
@@ -80,6 +79,8 @@ class VersionRow(BaseModel):
 
 def overhead_by_scenario(rows: Iterable[Any], engine: str) -> dict[str, float]:
     """Median framework overhead per LLM step of ``engine``'s measured runs, per scenario."""
+    from bench.results.metrics import step_overhead_ms  # metrics reads run folders: no cycle
+
     per: dict[str, list[float]] = {}
     for row in rows:
         if row.engine != engine or row.phase != "timed" or getattr(row, "crashed", False):
@@ -99,6 +100,8 @@ def version_rows(
 ) -> list[VersionRow]:
     """The table: one row per version engine (``specs``), from its probe (or the reason it
     has none), the run's rows and the adapter sizes (target → statements)."""
+    from bench.results.metrics import footprint_by_engine
+
     prints = {entry["engine"]: entry for entry in footprint_by_engine(list(footprint))}
     table = []
     for spec in specs:
@@ -143,9 +146,18 @@ def write_versions(path: Path, rows: Sequence[VersionRow]) -> None:
 
 
 def read_versions(directory: Path | str) -> list[VersionRow] | None:
-    """The version table of a run folder (None: the run measured no LangChain line)."""
+    """The version table of a run folder (None: the run measured no LangChain line).
+
+    Raises ``ValueError`` naming the file and the reason when versions.json is not a
+    version table (the run-folder loader turns that into a ``Skipped``)."""
     path = Path(directory) / VERSIONS
     if not path.exists():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [VersionRow.model_validate(row) for row in data["versions"]]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["versions"] if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise ValueError("no list under 'versions'")
+        return [VersionRow.model_validate(row) for row in rows]
+    except (ValueError, UnicodeDecodeError, ValidationError) as exc:
+        raise ValueError(f"{path.name}: not a version table ({exc})".splitlines()[0]) from None

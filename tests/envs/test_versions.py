@@ -11,6 +11,7 @@ from bench.codesize import measure_target
 from bench.engines.registry import REGISTRY, VERSION_SCENARIOS, VERSION_SPECS
 from bench.envs import ensure
 from bench.envs.versions import probe
+from bench.report.document import Note
 from bench.report.versions_section import COLUMNS, versions_section
 from bench.results import fmt
 from bench.results.versions import VersionProbe, WarningSeen, read_versions, version_rows
@@ -116,4 +117,5 @@ def test_the_table_joins_the_probe_the_adapter_size_and_the_run(tmp_path):
         ),
         ("1", "–", "not measured", "0", "–", "–", "–", "–"),
     ]
-    assert versions_section([]) is None
+    (note,) = versions_section([]).blocks
+    assert isinstance(note, Note) and "No LangChain version matrix" in note.text
