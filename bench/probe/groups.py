@@ -24,6 +24,7 @@ HARNESS = "harness"
 ENGINE_CODE = "engine code"
 HELPER = "(helper)"  # not a group: charged to the caller
 OTHER = "other"
+PEER = "peer framework"  # the OpenAI Agents SDK, Pydantic AI, Agno, Strands, LlamaIndex
 
 # (module prefix, group), first match wins; a prefix matches the module itself and its children
 RULES: tuple[tuple[str, str], ...] = (
@@ -45,6 +46,13 @@ RULES: tuple[tuple[str, str], ...] = (
     ("langgraph", "langgraph"),
     ("langsmith", "langsmith"),
     ("scheduler", "scheduler"),
+    # the peer frameworks, each in its own virtualenv (one group: a run has one of them)
+    ("agents", PEER),
+    ("pydantic_ai", PEER),
+    ("pydantic_graph", PEER),
+    ("agno", PEER),
+    ("strands", PEER),
+    ("llama_index", PEER),
     ("openai", "openai"),
     ("httpx", "httpx"),
     ("httpx2", "httpx"),
@@ -72,6 +80,7 @@ GROUPS: tuple[str, ...] = (
     "langchain_openai",
     "langsmith",
     "scheduler",
+    PEER,
     ENGINE_CODE,
     "openai",
     "httpx",
@@ -105,6 +114,7 @@ FRAMEWORK_GROUPS: dict[str, tuple[str, ...]] = {
         "langsmith",
     ),
     "scheduler": ("scheduler",),
+    **{peer: (PEER,) for peer in ("openai-agents", "pydantic-ai", "agno", "strands", "llamaindex")},
 }
 
 _STDLIB = frozenset(sys.stdlib_module_names)

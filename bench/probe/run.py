@@ -49,8 +49,10 @@ def probed_engines() -> tuple[tuple[str, ...], dict[str, str]]:
     for spec in SPECS:
         if spec.outcome_only:
             skipped[spec.name] = "measured for its outcomes only (a reduced variant)"
-        elif spec.environment != "main":
-            skipped[spec.name] = f"runs in the {spec.environment!r} virtualenv; not probed yet"
+        elif spec.version_line:
+            skipped[spec.name] = (
+                "a LangChain line of the version matrix (probed as lc-agentexecutor)"
+            )
         else:
             measured.append(spec.name)
     return tuple(measured), skipped
@@ -85,8 +87,18 @@ def _env() -> dict[str, str]:
     return worker_env()
 
 
+def _interpreter(engine: str) -> str:
+    """The Python of ``engine``'s environment (built or reused; the harness's own for main).
+    Raises ``EnvironmentUnavailable`` when it cannot be built."""
+    from bench.engines.registry import REGISTRY
+    from bench.envs.build import ensure
+
+    spec = REGISTRY.get(engine)
+    return sys.executable if spec is None else ensure(spec.environment).python
+
+
 def _worker_command(engine: str, config: ProbeConfig) -> list[str]:
-    command = [sys.executable, "-m", "bench.probe.worker", "--engine", engine]
+    command = [_interpreter(engine), "-m", "bench.probe.worker", "--engine", engine]
     command += ["--scenarios", ",".join(config.scenarios)]
     if config.marginal:
         command += ["--marginal", config.marginal]
@@ -101,9 +113,15 @@ def _run_worker(
     engine: str, config: ProbeConfig, log: Path, emit: Callable[[dict[str, Any]], None]
 ) -> str | None:
     """Run one engine's worker, passing each row to ``emit``; the error text, or None."""
+    from bench.envs.build import EnvironmentUnavailable
+
+    try:
+        command = _worker_command(engine, config)
+    except EnvironmentUnavailable as exc:  # its row says why; the other engines go on
+        return f"its environment could not be built: {exc.reason}"
     with log.open("w", encoding="utf-8") as err:
         process = subprocess.Popen(
-            _worker_command(engine, config),
+            command,
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,

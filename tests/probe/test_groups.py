@@ -99,3 +99,21 @@ def test_cprofile_time_of_c_functions_and_helpers_goes_to_their_callers() -> Non
         "openai": 20 + 1 + 2 + 1.5,
         OTHER: 1,
     }
+
+
+def test_peer_frameworks_have_their_group_and_are_probed_in_their_environment() -> None:
+    from bench.engines.registry import REGISTRY
+    from bench.probe.run import _interpreter, probed_engines
+
+    for module in ("agents.run", "pydantic_ai.agent", "pydantic_graph", "agno.agent", "strands"):
+        assert group_of(module) == groups.PEER, module
+    assert group_of("pydantic.main") == "pydantic"  # pydantic_ai is not pydantic, and back
+    assert group_of("agentsx") == OTHER
+    measured, skipped = probed_engines()
+    peers = [e for e in measured if REGISTRY[e].environment != "main"]
+    assert "openai-agents" in peers and "pydantic-ai" in peers
+    assert not [e for e in measured if REGISTRY[e].version_line or REGISTRY[e].outcome_only]
+    assert "lc-agentexecutor@0.1" in skipped
+    for family in {REGISTRY[e].family for e in measured} - {"raw", "openai-sdk"}:  # no framework
+        assert set(groups.FRAMEWORK_GROUPS[family]) <= set(groups.GROUPS), family
+    assert _interpreter("scheduler") == __import__("sys").executable
