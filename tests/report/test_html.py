@@ -53,6 +53,7 @@ def test_report_has_every_section(hostile_report: Report) -> None:
         "Faults",
         "Customisation and false simplicity",
         "Switching provider",
+        "LangChain versions",
         "Per-scenario results",
         "Environment",
         "Caveats",

@@ -153,6 +153,6 @@ def test_the_report_has_the_section_and_the_claim() -> None:
     doc, _, _, ledger = build_document(data, {}, [])
     (found,) = [s for s in doc.sections if s.anchor == "switching-provider"]
     assert isinstance(found, Section) and multimodel_table(data.multimodel) in found.blocks
-    assert [c.key for c in ledger][-1] == "multimodel"
+    assert "multimodel" in [c.key for c in ledger]
     empty = section(make(Params(repeats=2)))
     assert "No multi-model check in this run" in empty.blocks[0].text

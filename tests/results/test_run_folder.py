@@ -238,3 +238,13 @@ def test_a_data_file_that_cannot_be_read_is_one_line(run, capsys):
     assert _one_error_line(capsys, "compare") == (
         f"schedbench compare: error: {run / 'ttft.jsonl'}: cannot be read (Is a directory)"
     )
+
+
+def test_the_reference_run_was_made_from_a_clean_tree_with_every_phase():
+    # the README quotes reports/reference: it must be reproducible from a commit
+    folder = load_run_folder(REFERENCE)
+    git = folder.meta.get("git") or {}
+    assert git.get("dirty") is False, f"reports/reference was made from a dirty tree: {git}"
+    assert len(str(git.get("sha", ""))) == 40
+    assert folder.load and folder.profile and folder.catalogue and folder.multimodel
+    assert folder.versions
