@@ -103,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--load-budget",
         type=float,
         help=f"seconds the phase may take, {_BUDGET[0]:g}..{_BUDGET[1]:g}; engines left "
-        "after it are skipped (default 300; --quick: 90)",
+        "after it are skipped (default 420; --quick: 90)",
     )
 
 

@@ -109,6 +109,18 @@ _SCHEDULER_CONFIG = (
     ("custom", "bench/engines/scheduler_engine.py::scripted_approver"),
     ("custom", "bench/engines/scheduler_engine.py::AuditLog"),
 )
+# LangChain's production configurations: whole modules (docs/engines.md, "Built-in and custom
+# parts"); guards.py is custom code both share
+_LC_CREATE_CONFIG = (
+    ("built-in", "langchain_baseline/production_agent.py"),
+    ("custom", "langchain_baseline/custom_middleware.py"),
+    ("custom", "langchain_baseline/guards.py"),
+)
+_LC_EXECUTOR_CONFIG = (
+    ("built-in", "langchain_baseline/production_executor.py"),
+    ("custom", "langchain_baseline/custom_executor.py"),
+    ("custom", "langchain_baseline/guards.py"),
+)
 _EXECUTOR_STACK = ("langchain_classic.agents", "langchain_openai")
 _GRAPH_STACK = ("langchain.agents", "langchain_openai")
 # create_agent with human review also imports its checkpointer
@@ -184,6 +196,7 @@ SPECS: tuple[EngineSpec, ...] = (
         _SCHEDULER_MODES,
         EngineStyle("#56B4E9", "D", "\\\\", "--"),
         probe_warmup=_SCHEDULER_WARMUP,
+        config_code=_SCHEDULER_CONFIG,
     ),
     EngineSpec(
         "lc-create-agent",
@@ -211,6 +224,7 @@ SPECS: tuple[EngineSpec, ...] = (
         _LC_GRAPH_MODES,
         EngineStyle("#117733", "*", "||", "-"),
         probe_warmup=_LC_PROD_WARMUP,
+        config_code=_LC_CREATE_CONFIG,
     ),
     EngineSpec(
         "lc-create-agent-builtins",
@@ -266,6 +280,7 @@ SPECS: tuple[EngineSpec, ...] = (
         _LC_EXECUTOR_MODES,
         EngineStyle("#882255", "p", "**", (0, (1, 2))),
         probe_warmup=_LC_PROD_WARMUP,
+        config_code=_LC_EXECUTOR_CONFIG,
     ),
     EngineSpec(
         "lc-agentexecutor-builtins",

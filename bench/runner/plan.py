@@ -97,7 +97,7 @@ class RunConfig:
     load_target_factor: float = 1.2  # p95 target = the scenario's scripted latency × this
     load_timeout_factor: float = 2.0  # a measured run still running at target × this is cut
     load_max_arrivals: int = 8000  # per process and level
-    load_budget_s: float = 300.0  # engines left when the phase has run this long are skipped
+    load_budget_s: float = 420.0  # engines left when the phase has run this long are skipped
 
     @classmethod
     def quick_defaults(cls) -> dict[str, Any]:
