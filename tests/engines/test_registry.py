@@ -71,12 +71,16 @@ def test_every_production_configuration_declares_its_built_in_and_custom_code():
     from bench.codesize import measure_target
     from bench.engines.registry import SPECS
 
-    for spec in SPECS:
-        if spec.configuration != "production" or spec.outcome_only or spec.environment != "main":
+    for engine in SPECS:
+        if (
+            engine.configuration != "production"
+            or engine.outcome_only
+            or engine.environment != "main"
+        ):
             continue
-        if spec.family not in ("langchain", "scheduler"):
+        if engine.family not in ("langchain", "scheduler"):
             continue
-        parts = {part for part, _ in spec.config_code}
-        assert parts == {"built-in", "custom"}, spec.name
-        for _, target in spec.config_code:
-            assert measure_target(target).statements > 0, (spec.name, target)
+        parts = {part for part, _ in engine.config_code}
+        assert parts == {"built-in", "custom"}, engine.name
+        for _, target in engine.config_code:
+            assert measure_target(target).statements > 0, (engine.name, target)
