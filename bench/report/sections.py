@@ -44,7 +44,7 @@ from bench.report.rules import (
     ratio_ci,
     stars_text,
 )
-from bench.report.verdicts import ratio
+from bench.report.verdicts import interval_text, ratio
 from bench.results import fmt, stats
 
 P = Paragraph.of
@@ -133,7 +133,14 @@ def _recommendation(facts: Facts) -> list[Block]:
         "step: choose on features, team and ecosystem, not speed."
     )
     lines.append(text)
-    if known(cpu):
+    loaded = _load_cores(facts, lc_eng, sb_prod)
+    if loaded is not None:
+        lines.append(
+            f"It costs CPU, though: {loaded} under production-shaped load (the load phase, "
+            f"one process); with a fast local model (calls under {latency_text(l10)}) the "
+            "framework is more than 10 % of each step."
+        )
+    elif known(cpu):
         cores = cpu.point * 100 / 1000
         text = (
             f"It costs CPU, though: about {cores:.2f} cores per 100 runs/s of {lc_eng}"
@@ -165,6 +172,23 @@ def _recommendation(facts: Facts) -> list[Block]:
             text += f"; our scheduler {ours}/{n}, built in."
         lines.append(text)
     return [P(Strong("Recommendation. "), " ".join(lines))]
+
+
+def _load_cores(facts: Facts, lc: str, ours: str | None) -> str | None:
+    """Cores per 100 runs/s of both engines from the load phase (one process), or None."""
+    texts = []
+    for engine in (lc, ours):
+        found = facts.capacity.get((engine or "", 1))
+        cores = found.cores_for() if found is not None else None
+        if cores is None or not known(cores):
+            return None
+        texts.append(f"{interval_text(cores, lambda v: f'{v:.2f}', _cores_range)} for {engine}")
+    first, second = texts
+    return f"about {first.replace(' for ', ' cores per 100 runs/s for ', 1)} against {second}"
+
+
+def _cores_range(low: float, high: float) -> str:
+    return f"{low:.2f}–{high:.2f}"
 
 
 def _headline_numbers(facts: Facts) -> list[Paragraph]:

@@ -1,0 +1,28 @@
+"""The executive summary's recommendation: CPU cost from the load phase when it ran."""
+
+from __future__ import annotations
+
+from bench.report import sections
+from bench.report.facts import compute_facts
+from bench.results import metrics
+from tests.report.synth import Params, load_rows, make
+
+
+def _text(data) -> str:
+    spans = [s for block in sections._recommendation(compute_facts(data)) for s in block.spans]
+    return " ".join(s if isinstance(s, str) else s.text for s in spans)
+
+
+def test_cpu_cost_comes_from_the_load_phase_when_it_ran() -> None:
+    levels = metrics.load_levels(load_rows({"lc-create-agent-prod": 60, "scheduler": 150}))
+    text = _text(make(Params()).with_(load_levels=tuple(levels)))
+    assert "cores per 100 runs/s for" in text and "under production-shaped load" in text
+    assert "zero-latency mock" not in text
+
+
+def test_without_a_load_phase_the_zero_latency_cpu_is_named_as_such() -> None:
+    # the synthetic LangChain engines sustain no rate in one process: no load-phase cost
+    text = _text(make(Params()))
+    assert "zero-latency mock" in text and "production-shaped load" not in text
+    text = _text(make(Params()).with_(load_levels=()))
+    assert "zero-latency mock" in text and "production-shaped load" not in text
