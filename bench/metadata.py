@@ -87,9 +87,19 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def git_state() -> dict[str, Any]:
+def git_state(output: Path | None = None) -> dict[str, Any]:
+    """HEAD and whether tracked files differ from it. The run's own ``output`` folder is left
+    out: ``make bench OUT=reports/reference`` replaces a tracked folder before it starts."""
     sha = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    spec = ["--", "."]
+    if output is not None:
+        try:
+            inside = Path(output).resolve().relative_to(PROJECT_ROOT.resolve())
+        except ValueError:
+            inside = None
+        if inside is not None and inside != Path("."):
+            spec.append(f":(exclude){inside.as_posix()}")
+    status = _git("status", "--porcelain", "--untracked-files=no", *spec)
     return {"sha": sha, "dirty": bool(status) if status is not None else None}
 
 
@@ -151,8 +161,11 @@ def python_info() -> dict[str, Any]:
     }
 
 
-def collect(*, run_id: str, config: dict[str, Any], schema_version: int) -> dict[str, Any]:
-    """The meta.json of a new run (times are filled in by the orchestrator)."""
+def collect(
+    *, run_id: str, config: dict[str, Any], schema_version: int, output: Path | None = None
+) -> dict[str, Any]:
+    """The meta.json of a new run (times are filled in by the orchestrator); ``output`` is
+    the run folder (left out of the dirty check)."""
     return {
         "schema_version": schema_version,
         "run_id": run_id,
@@ -161,7 +174,7 @@ def collect(*, run_id: str, config: dict[str, Any], schema_version: int) -> dict
         "packages": package_versions(),
         "python": python_info(),
         "machine": machine(),
-        "git": git_state(),
+        "git": git_state(output),
         "code_size": codesize.measure(),
         "started_at": now_iso(),
         "ended_at": None,

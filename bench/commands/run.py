@@ -389,7 +389,10 @@ def _execute(
         meta["complete"] = False
     else:
         meta = metadata.collect(
-            run_id=run_id, config=config.to_dict(), schema_version=SCHEMA_VERSION
+            run_id=run_id,
+            config=config.to_dict(),
+            schema_version=SCHEMA_VERSION,
+            output=store.directory,
         )
     store.write_meta(meta)
     progress = make_progress(sys.stderr)

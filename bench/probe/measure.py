@@ -24,7 +24,6 @@ import cProfile
 import dataclasses
 import gc
 import pstats
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,10 +125,6 @@ class ScenarioProbe:
             return await self.engine.execute(self.prepared)
         except Exception as exc:  # an engine that raises is a failed probe run, not a crash
             return Outcome("error", None, type(exc).__name__, error=f"{type(exc).__name__}: {exc}")
-
-
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def _stack_fields(prefix: str, hits: list[EdgeStack]) -> dict[str, Any]:

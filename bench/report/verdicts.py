@@ -29,6 +29,7 @@ from typing import Literal
 
 import numpy as np
 
+from bench.results import stats
 from bench.results.stats import Estimate
 
 Verdict = Literal["supported", "partly", "refuted", "unsettled", "not measured"]
@@ -164,11 +165,7 @@ def ratio(a: Estimate, b: Estimate, floor: float = 1e-9) -> Estimate:
     """a ÷ b of two independent estimates, resample by resample."""
     with np.errstate(divide="ignore", invalid="ignore"):
         drawn = a.resamples / np.maximum(b.resamples, floor)
-    finite = drawn[np.isfinite(drawn)]
-    if finite.size:
-        low, high = np.percentile(finite, [2.5, 97.5])
-    else:
-        low = high = math.nan
+    low, high = stats.interval(drawn)
     return Estimate(a.point / max(b.point, floor), float(low), float(high), drawn)
 
 
