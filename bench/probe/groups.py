@@ -102,17 +102,7 @@ CALLBACK_RUNNABLE_GROUPS: tuple[str, ...] = (
 # the over-abstraction claim: each family's own code (its engine glue, the provider SDK it
 # wraps, httpx, pydantic and the standard library are left out: a hand-written loop pays them too)
 FRAMEWORK_GROUPS: dict[str, tuple[str, ...]] = {
-    "langchain": (
-        "langchain_core.callbacks",
-        "langchain_core.tracers",
-        "langchain_core.runnables",
-        "langchain_core (rest)",
-        "langchain_classic",
-        "langchain",
-        "langgraph",
-        "langchain_openai",
-        "langsmith",
-    ),
+    "langchain": tuple(g for g in GROUPS if g.startswith("lang")),
     "scheduler": ("scheduler",),
     **{peer: (PEER,) for peer in ("openai-agents", "pydantic-ai", "agno", "strands", "llamaindex")},
 }

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from bench.probe.groups import GROUPS
 from bench.report import analysis, loadreport
 from bench.report.model import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
@@ -829,27 +830,7 @@ def save(spec: ChartSpec, data: RunData, out_dir: Path) -> tuple[Path, Path]:
 # callback and Runnable layers get the hatched segments, so claim 2's share reads in greyscale
 _GROUP_COLORS = dict(
     zip(
-        (
-            "langchain_core.callbacks",
-            "langchain_core.tracers",
-            "langchain_core.runnables",
-            "langchain_core (rest)",
-            "langchain_classic",
-            "langchain",
-            "langgraph",
-            "langchain_openai",
-            "langsmith",
-            "scheduler",
-            "peer framework",
-            "engine code",
-            "openai",
-            "httpx",
-            "pydantic",
-            "asyncio",
-            "json",
-            "harness",
-            "other",
-        ),
+        GROUPS,
         (
             "#D55E00",
             "#E69F00",

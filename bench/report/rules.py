@@ -806,23 +806,26 @@ def _switch_text(switch: ProviderSwitch, *, named: bool = False) -> str:
     return text
 
 
-def _beside(f: Facts, engine: str) -> ProviderSwitch | None:
-    """Our scheduler's switch in the same streaming mode as ``engine`` (its counterpart
-    first, when the check ran it)."""
+def _self_built_beside(engine: str, names: Mapping[str, object]) -> str | None:
+    """Among ``names``: our scheduler in ``engine``'s streaming mode, its counterpart first."""
     pair = counterpart(engine)
-    if pair is not None and pair.other in f.provider_switches:
-        return f.provider_switches[pair.other]
+    if pair is not None and pair.other in names:
+        return pair.other
     streams = REGISTRY[engine].streams
     return next(
         (
-            s
-            for name, s in f.provider_switches.items()
-            if name in REGISTRY
-            and REGISTRY[name].role == "self-built"
-            and REGISTRY[name].streams == streams
+            n
+            for n in names
+            if n in REGISTRY and REGISTRY[n].role == "self-built" and REGISTRY[n].streams == streams
         ),
         None,
     )
+
+
+def _beside(f: Facts, engine: str) -> ProviderSwitch | None:
+    """Our scheduler's switch in the same streaming mode as ``engine``."""
+    name = _self_built_beside(engine, f.provider_switches)
+    return None if name is None else f.provider_switches[name]
 
 
 def _decide_switch(v: Mapping[str, float]) -> Verdict:
@@ -878,22 +881,8 @@ def claim_multimodel(f: Facts) -> Claim:
 
 
 def _probed_self_built(f: Facts, engine: str) -> str | None:
-    """Our scheduler in ``engine``'s streaming mode among the probed engines (its counterpart
-    first)."""
-    pair = counterpart(engine)
-    if pair is not None and pair.other in f.framework_calls:
-        return pair.other
-    streams = REGISTRY[engine].streams
-    return next(
-        (
-            name
-            for name in f.framework_calls
-            if name in REGISTRY
-            and REGISTRY[name].role == "self-built"
-            and REGISTRY[name].streams == streams
-        ),
-        None,
-    )
+    """Our scheduler in ``engine``'s streaming mode among the probed engines."""
+    return _self_built_beside(engine, f.framework_calls)
 
 
 def claim_over_abstraction(f: Facts) -> Claim:
