@@ -81,6 +81,50 @@ def test_a_bootstrap_over_rounds_sees_the_variation_between_rounds():
     assert np.array_equal(by_round.resamples, again.resamples)
 
 
+def _grouped_bootstrap_loop(values, groups, statistic, resamples, seed):
+    """The grouped bootstrap as it was written before it was vectorised: one Python
+    concatenation per resample (kept here only, as the reference the fast one must match)."""
+    labels = list(dict.fromkeys(groups))
+    members = [
+        np.asarray([v for v, g in zip(values, groups, strict=True) if g == k]) for k in labels
+    ]
+    picks = np.random.default_rng(seed).integers(0, len(members), size=(resamples, len(members)))
+    return np.asarray(
+        [float(statistic(np.concatenate([members[i] for i in row]))) for row in picks]
+    )
+
+
+def _p90(a, axis=None):
+    return np.percentile(a, 90, axis=axis)
+
+
+@pytest.mark.parametrize("statistic", [np.median, np.mean, _p90])
+def test_the_vectorised_grouped_bootstrap_draws_exactly_what_the_loop_draws(statistic):
+    # rounds of unequal sizes (a crashed run, a cell with fewer repeats), so that resamples
+    # have different total lengths
+    rng = np.random.default_rng(7)
+    sizes = (15, 9, 15, 1, 12)
+    values = [float(v) for n in sizes for v in rng.lognormal(0, 0.3, n)]
+    groups = [r for r, n in enumerate(sizes) for _ in range(n)]
+    fast = stats.bootstrap(values, statistic, groups=groups, resamples=500, seed=11)
+    slow = _grouped_bootstrap_loop(values, groups, statistic, 500, 11)
+    assert np.array_equal(fast.resamples, slow)
+    assert len(set(slow)) > 20  # the draws really differ from one another
+
+
+def test_the_concatenation_keeps_the_picked_order():
+    # an order-sensitive statistic (the first value of the concatenation) sees each row's
+    # groups in the order they were drawn
+    members = [np.asarray([1.0, 2.0]), np.asarray([3.0]), np.asarray([4.0, 5.0, 6.0])]
+    picks = np.asarray([[2, 0, 1], [1, 1, 0], [0, 2, 2], [1, 1, 1]])
+
+    def first(a, axis=None):
+        return a[..., 0] if axis is not None else a[0]
+
+    assert stats.grouped_statistic(members, picks, first).tolist() == [4.0, 3.0, 1.0, 3.0]
+    assert stats.grouped_statistic(members, picks, np.sum).tolist() == [21.0, 9.0, 33.0, 9.0]
+
+
 def test_one_round_cannot_be_resampled():
     estimate = stats.bootstrap([1.0, 2.0, 3.0], groups=[0, 0, 0])
     assert estimate.point == 2.0 and math.isnan(estimate.low)
