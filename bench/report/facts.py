@@ -4,13 +4,16 @@ Each fact is a ``bench.results.stats.Estimate``: a point, a 95 % interval, and t
 on every bootstrap resample, so a rule can be evaluated resample by resample
 (``bench.report.verdicts``) and say when the data does not settle it. How each is made:
 
-- **overhead and CPU per LLM step** (``step_ms``, ``step_cpu_ms``): per happy-path scenario,
-  the median of each run's (framework overhead ÷ LLM calls), completed runs, zero latency;
-  pooled as the *geometric mean over scenarios* (each scenario weighted once, whatever its
-  run count), over the scenarios every measured engine completed. The interval resamples
-  whole rounds (a round is a fresh worker process per engine) when the run has at least
-  three, else runs. ``step_spread`` keeps the per-scenario medians (the overhead grows with
-  context size and answer length; a single number hides that).
+- **overhead and CPU per LLM step** (``step_ms``, ``step_cpu_ms``): per happy-path scenario
+  and round, the median of each run's (framework overhead ÷ LLM calls), completed runs,
+  zero latency; pooled as the *geometric mean over every happy-path scenario* (each weighted
+  once, whatever its run count); an engine that lacks one is left out of the pool, with the
+  reason (``step_pool.left_out``). The interval is a t-interval over the per-round values
+  (a round is a fresh worker process per engine, shared by every scenario), its resamples
+  shared by all engines so that ratios are paired within rounds (``bench.results.pooling``;
+  ``step_pool.ratio(a, b)`` has the exact paired interval and the per-scenario spread).
+  ``step_spread`` keeps the per-scenario values (the overhead grows with context size and
+  answer length; a single number hides that).
 - **CPU per run** (``cpu_run_ms``): median CPU of one ``customer_returns`` run, same resampling.
 - **tokens per request over raw** (``token_overhead``): exact (the bodies are deterministic).
 - **time to first token added by the engine** (``ttft_added_ms``): the TTFT phase's median of
@@ -52,7 +55,7 @@ import pandas as pd
 from bench.engines.registry import REGISTRY, REPRESENTATIVE
 from bench.report import analysis
 from bench.report.model import RAW, RunData
-from bench.results import stats
+from bench.results import pooling, stats
 from bench.results.load import run_seed
 from bench.results.stats import Estimate
 
@@ -146,6 +149,9 @@ class Facts:
     step_cpu_ms: dict[str, Estimate] = field(default_factory=dict)
     step_spread: dict[str, stats.Spread] = field(default_factory=dict)
     step_scenarios: tuple[str, ...] = ()  # the scenarios the step figures pool
+    # the pools themselves: who is left out and why, per-round values, paired ratios
+    step_pool: pooling.Pool | None = None
+    step_cpu_pool: pooling.Pool | None = None
     cpu_run_ms: dict[str, Estimate] = field(default_factory=dict)
     token_overhead: dict[str, Estimate] = field(default_factory=dict)
     ttft_added_ms: dict[str, Estimate] = field(default_factory=dict)
@@ -212,33 +218,25 @@ def _measured_engines(data: RunData) -> list[str]:
     return [e for e in data.engines if not (e in REGISTRY and REGISTRY[e].outcome_only)]
 
 
-def _step_facts(
-    data: RunData,
-) -> tuple[dict[str, Estimate], dict[str, Estimate], dict[str, stats.Spread], tuple[str, ...]]:
+def _step_facts(data: RunData) -> tuple[pooling.Pool, pooling.Pool]:
+    """Overhead and CPU per LLM step pooled over every happy-path scenario
+    (``bench.results.pooling``): an engine that lacks one is left out, with the reason."""
     runs = analysis.perf_runs(data).dropna(subset=["step_overhead_ms"])
-    engines = [e for e in _measured_engines(data) if e in set(runs["engine"])]
-    if not engines:
-        return {}, {}, {}, ()
-    common = set.intersection(*(set(runs.loc[runs["engine"] == e, "scenario"]) for e in engines))
-    scenarios = tuple(sorted(common))
-    runs = runs[runs["scenario"].isin(common)]
-    step, cpu, spread = {}, {}, {}
-    for engine, g in runs.groupby("engine"):
-        by_scenario = dict(tuple(g.groupby("scenario")))
-        groups = {s: _groups(f) for s, f in by_scenario.items()}
-        grouped = all(v is not None for v in groups.values())
-        for column, out in (("step_overhead_ms", step), ("step_cpu_ms", cpu)):
-            samples = {s: f[column].tolist() for s, f in by_scenario.items()}
-            out[str(engine)] = stats.geometric_mean_over(
-                samples,
-                groups=groups if grouped else None,  # type: ignore[arg-type]
-                resamples=RESAMPLES,
-                seed=_seed(data, engine, column),
-            )
-        spread[str(engine)] = stats.spread(
-            {s: f["step_overhead_ms"].tolist() for s, f in by_scenario.items()}
+    measured = set(_measured_engines(data))
+    runs = runs[runs["engine"].isin(measured)]
+    attempted = {
+        str(e): set(g) for e, g in data.runs.groupby("engine")["scenario"] if e in measured
+    }
+    return tuple(  # type: ignore[return-value]
+        pooling.pool(
+            runs[["engine", "scenario", "round", column]].itertuples(index=False, name=None),
+            data.happy_scenarios,
+            attempted=attempted,
+            resamples=RESAMPLES,
+            seed=_seed(data, "step"),  # one seed: every engine shares the round draws
         )
-    return step, cpu, spread, scenarios
+        for column in ("step_overhead_ms", "step_cpu_ms")
+    )
 
 
 def _cpu_run_facts(data: RunData) -> dict[str, Estimate]:
@@ -449,7 +447,7 @@ def compute_facts(data: RunData) -> Facts:
     """Gather the judged numbers of a run."""
     engines = tuple(data.engines)
     present = set(engines)
-    step, cpu, spread, scenarios = _step_facts(data)
+    step_pool, cpu_pool = _step_facts(data)
     added, ttft = _ttft_facts(data)
     handled, by_kind, missed = _fault_facts(data)
     tokens = analysis.token_stats(data).set_index("engine")["overhead_per_request"].to_dict()
@@ -457,21 +455,24 @@ def compute_facts(data: RunData) -> Facts:
     catalogue, catalogue_statements, simplicity, simplicity_failing = _catalogue_facts(data)
     framework_calls, send_depth = _framework_calls(data)
     notes = []
-    if scenarios and len(scenarios) < len(data.happy_scenarios):
-        left_out = sorted(set(data.happy_scenarios) - set(scenarios))
+    if step_pool.left_out:
         notes.append(
-            "Per-step figures pool the happy-path scenarios every engine completed; left out: "
-            + ", ".join(left_out)
+            f"Per-step figures pool all {len(step_pool.scenarios)} happy-path scenarios ("
+            + ", ".join(step_pool.scenarios)
+            + "); left out: "
+            + "; ".join(f"{e}: {why}" for e, why in step_pool.left_out.items())
             + "."
         )
     return Facts(
         engines=engines,
         self_built=_side("scheduler", present),
         langchain=_side("langchain", present),
-        step_ms=step,
-        step_cpu_ms=cpu,
-        step_spread=spread,
-        step_scenarios=scenarios,
+        step_ms=step_pool.estimates(),
+        step_cpu_ms=cpu_pool.estimates(),
+        step_spread={e: f.spread for e, f in step_pool.figures.items()},
+        step_scenarios=step_pool.scenarios,
+        step_pool=step_pool,
+        step_cpu_pool=cpu_pool,
         cpu_run_ms=_cpu_run_facts(data),
         token_overhead={str(e): exact(v) for e, v in tokens.items() if stats.number(v) is not None},
         ttft_added_ms=added,

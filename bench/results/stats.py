@@ -16,7 +16,9 @@ left out) and returns plain values, so that the console summary, summary.csv,
   ``bootstrap_ratio_of_sums(num, den)``: a ratio of totals (CPU per run over slices of
   time); ``ratio_of_estimates(a, b)`` and ``scaled(e, k)``: combining estimates.
 - ``geometric_mean_over(samples)``: pooled over scenarios, each scenario weighted once,
-  with its interval; ``spread(samples)``: the per-scenario range of a metric.
+  with an interval over runs (pooled figures with intervals over rounds:
+  ``bench.results.pooling``); ``spread(samples)``: the per-scenario range of a metric.
+- ``t_interval(values)``: Student's t interval of a mean of a few replicates (rounds).
 - ``ratio_of_medians``, ``compare_samples`` (Mann–Whitney U), ``geometric_mean``.
 
 Bootstraps are seeded: the same data and seed always give the same interval. Independent
@@ -361,11 +363,34 @@ def spread(samples: Mapping[str, Sequence[object]], statistic: Statistic = np.me
         array = finite(values)
         if array.size:
             by_scenario[name] = float(statistic(array))  # type: ignore[arg-type]
-    if not by_scenario:
+    return spread_of(by_scenario)
+
+
+def spread_of(by_scenario: Mapping[str, object]) -> Spread:
+    """The lowest and highest of per-scenario values (non-finite ones left out)."""
+    kept = {
+        name: n for name, n in ((k, number(v)) for k, v in by_scenario.items()) if n is not None
+    }
+    if not kept:
         return Spread({}, math.nan, math.nan, None, None)
-    lowest = min(by_scenario, key=by_scenario.__getitem__)
-    highest = max(by_scenario, key=by_scenario.__getitem__)
-    return Spread(by_scenario, by_scenario[lowest], by_scenario[highest], lowest, highest)
+    lowest = min(kept, key=kept.__getitem__)
+    highest = max(kept, key=kept.__getitem__)
+    return Spread(kept, kept[lowest], kept[highest], lowest, highest)
+
+
+def t_interval(values: Iterable[object], confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Student's t interval of the mean of the finite values (n − 1 degrees of freedom): the
+    interval of a mean over a few independent replicates, e.g. per-round values (NaN, NaN
+    for fewer than two)."""
+    from scipy.stats import t
+
+    array = finite(values)
+    if array.size < 2:
+        return math.nan, math.nan
+    centre = float(array.mean())
+    half = float(t.ppf((1 + confidence) / 2, array.size - 1)) * float(array.std(ddof=1))
+    half /= math.sqrt(array.size)
+    return centre - half, centre + half
 
 
 def ratio_of_medians(
