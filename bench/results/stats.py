@@ -236,14 +236,14 @@ def geometric_mean_over(
     samples: Mapping[str, Sequence[object]],
     statistic: Statistic = np.median,
     *,
-    groups: Mapping[str, Sequence[Hashable]] | None = None,
     resamples: int = RESAMPLES,
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
 ) -> Estimate:
     """Geometric mean over scenarios of each scenario's ``statistic``, each scenario weighted
-    once however many runs it has; its interval resamples the runs (or the ``groups``) of
-    every scenario independently, with the scenarios themselves fixed.
+    once however many runs it has; its interval resamples the runs of every scenario
+    independently, with the scenarios fixed. Runs of one worker process are not independent:
+    a figure over several rounds belongs in ``bench.results.pooling`` (intervals over rounds).
 
     A geometric mean needs positive values: the point (or a resample) is NaN when some
     scenario's statistic is not positive.
@@ -254,7 +254,6 @@ def geometric_mean_over(
         bootstrap(
             values,
             statistic,
-            groups=groups[name] if groups is not None else None,
             resamples=resamples,
             seed=seed_for(seed, name),
             confidence=confidence,

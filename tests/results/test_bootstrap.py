@@ -154,14 +154,6 @@ def test_geometric_mean_needs_positive_values():
     assert math.isnan(stats.geometric_mean_over({}).point)
 
 
-def test_geometric_mean_by_rounds():
-    samples = {"a": [1.0, 1.0, 2.0, 2.0], "b": [4.0, 4.0, 8.0, 8.0]}
-    rounds = {"a": [0, 0, 1, 1], "b": [0, 0, 1, 1]}
-    estimate = stats.geometric_mean_over(samples, groups=rounds, seed=0)
-    assert estimate.point == pytest.approx(math.sqrt(1.5 * 6.0))
-    assert estimate.low == pytest.approx(2.0) and estimate.high == pytest.approx(4.0)
-
-
 def test_spread_over_scenarios():
     spread = stats.spread({"a": [5.4, 5.5, 5.6], "b": [27.0, 27.6, 28.0], "c": [], "d": [9.0]})
     assert spread == stats.Spread(
