@@ -20,12 +20,24 @@ LC = tuple(e for e in ENGINES if e.startswith("lc-"))
 LC_TOOLS = tuple(e for e in LC if e != "lc-react")
 
 
+_FACTS: dict[str, Facts] = {}
+
+
+def facts_of(params: Params) -> Facts:
+    """The facts of ``make(params)``, computed once per module for equal parameters (the
+    cases share them; facts are immutable)."""
+    key = repr(params)
+    if key not in _FACTS:
+        _FACTS[key] = compute_facts(make(params))
+    return _FACTS[key]
+
+
 def steps(**changes: float) -> dict[str, float]:
     return {**BASE.step_ms, **{k.replace("_", "-"): v for k, v in changes.items()}}
 
 
 def claim(key: str, params: Params) -> rules.Claim:
-    (found,) = [c for c in rules.claims_ledger(compute_facts(make(params))) if c.key == key]
+    (found,) = [c for c in rules.claims_ledger(facts_of(params)) if c.key == key]
     return found
 
 
@@ -201,7 +213,7 @@ def test_every_claim_can_come_out_more_than_one_way() -> None:
         seen.setdefault(key, set()).add(expected)
     # the multi-model claim reads multimodel.json: its flips are in test_multimodel.py;
     # over-abstraction and versions: in test_abstraction_versions.py
-    judged = {c.key for c in rules.claims_ledger(compute_facts(make(BASE)))} - {
+    judged = {c.key for c in rules.claims_ledger(facts_of(BASE))} - {
         "callbacks",
         "multimodel",
         "over_abstraction",
@@ -212,7 +224,7 @@ def test_every_claim_can_come_out_more_than_one_way() -> None:
 
 
 def test_without_a_load_phase_the_qps_claim_falls_back_to_the_zero_latency_peak() -> None:
-    facts = replace(compute_facts(make(BASE)), capacity={})
+    facts = replace(facts_of(BASE), capacity={})
     (part,) = rules.claim_qps(facts).parts
     assert part.label == "production, zero latency (no load phase)"
     assert part.verdict == "partly"  # LangChain's production engine peaks at about 100 (90)
@@ -220,9 +232,9 @@ def test_without_a_load_phase_the_qps_claim_falls_back_to_the_zero_latency_peak(
 
 
 def test_the_callback_claim_needs_the_probe_and_follows_its_share() -> None:
-    facts = compute_facts(make(replace(BASE, callback_share={})))
+    facts = facts_of(replace(BASE, callback_share={}))
     assert rules.claim_callbacks(facts).verdict == "not measured"
-    assert compute_facts(make(BASE)).callback_share["lc-create-agent"].point == 0.04
+    assert facts_of(BASE).callback_share["lc-create-agent"].point == 0.04
     for share, expected in ((0.4, "supported"), (0.01, "refuted"), (0.1, "partly")):
         shares = dict.fromkeys(facts.langchain.engines, exact(share))
         assert rules.claim_callbacks(replace(facts, callback_share=shares)).verdict == expected
@@ -243,7 +255,7 @@ def test_without_a_langchain_engine_nothing_is_said_about_langchain() -> None:
         catalogue={"scheduler": BASE.catalogue["scheduler"]},
         simplicity={"scheduler": BASE.simplicity["scheduler"]},
     )
-    for c in rules.claims_ledger(compute_facts(make(only_ours))):
+    for c in rules.claims_ledger(facts_of(only_ours)):
         assert "None" not in c.measured and "lc-" not in c.measured
         if c.key == "footprint":  # the loop's size is ours to measure
             assert [p.label for p in c.parts] == ["~400-line loop"]
@@ -252,9 +264,7 @@ def test_without_a_langchain_engine_nothing_is_said_about_langchain() -> None:
 
 
 def stars(dimension: str, params: Params) -> tuple[int | None, int | None]:
-    (rating,) = [
-        r for r in rules.decision_matrix(compute_facts(make(params))) if r.dimension == dimension
-    ]
+    (rating,) = [r for r in rules.decision_matrix(facts_of(params)) if r.dimension == dimension]
     return rating.of("LangChain"), rating.of("self-built scheduler")
 
 
