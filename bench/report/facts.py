@@ -14,7 +14,8 @@ on every bootstrap resample, so a rule can be evaluated resample by resample
   ``step_pool.ratio(a, b)`` has the exact paired interval and the per-scenario spread).
   ``step_spread`` keeps the per-scenario values (the overhead grows with context size and
   answer length; a single number hides that).
-- **CPU per run** (``cpu_run_ms``): median CPU of one ``customer_returns`` run, same resampling.
+- **CPU per run** (``cpu_run_ms``): median CPU of one ``customer_returns`` run, the same
+  t-interval over rounds (a pool of that one scenario).
 - **tokens per request over raw** (``token_overhead``): exact (the bodies are deterministic).
 - **time to first token added by the engine** (``ttft_added_ms``): the TTFT phase's median of
   TTFT minus what the mock scripted for the requests that engine sent (its protocol: for
@@ -60,7 +61,6 @@ from bench.results.load import run_seed
 from bench.results.stats import Estimate
 
 RESAMPLES = 1000
-MIN_ROUNDS_TO_GROUP = 3
 REFERENCE_SCENARIO = analysis.REFERENCE_SCENARIO
 
 
@@ -208,12 +208,6 @@ def _seed(data: RunData, *names: object) -> int:
     return zlib.crc32("/".join(map(str, (run_seed(data.meta), *names))).encode())
 
 
-def _groups(frame: pd.DataFrame) -> list[Any] | None:
-    if "round" not in frame or frame["round"].nunique() < MIN_ROUNDS_TO_GROUP:
-        return None
-    return frame["round"].tolist()
-
-
 def _measured_engines(data: RunData) -> list[str]:
     return [e for e in data.engines if not (e in REGISTRY and REGISTRY[e].outcome_only)]
 
@@ -240,17 +234,15 @@ def _step_facts(data: RunData) -> tuple[pooling.Pool, pooling.Pool]:
 
 
 def _cpu_run_facts(data: RunData) -> dict[str, Estimate]:
+    """CPU of one reference-scenario run: the median, its t-interval over rounds."""
     runs = analysis.perf_runs(data)
     runs = runs[runs["scenario"] == REFERENCE_SCENARIO].dropna(subset=["cpu_ms"])
-    return {
-        str(engine): stats.bootstrap(
-            g["cpu_ms"].tolist(),
-            groups=_groups(g),
-            resamples=RESAMPLES,
-            seed=_seed(data, engine, "cpu_run"),
-        )
-        for engine, g in runs.groupby("engine")
-    }
+    return pooling.pool(
+        runs[["engine", "scenario", "round", "cpu_ms"]].itertuples(index=False, name=None),
+        (REFERENCE_SCENARIO,),
+        resamples=RESAMPLES,
+        seed=_seed(data, "cpu_run"),
+    ).estimates()
 
 
 def _ttft_facts(data: RunData) -> tuple[dict[str, Estimate], dict[str, Estimate]]:
