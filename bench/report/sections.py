@@ -381,8 +381,8 @@ def when_to_choose(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot])
             "measured peak runs/s (1 process)",
         ),
         tuple(rows),
-        caption="Overhead per step: geometric mean over the happy-path scenarios of each "
-        "scenario's median, bootstrap interval over rounds. Overhead share = o ÷ (o + L); the "
+        caption="Overhead per step: geometric mean over every happy-path scenario of each "
+        "scenario's median, t-interval over rounds. Overhead share = o ÷ (o + L); the "
         "latency columns solve for L. Cores per 100 runs/s = CPU ms per run × 100 ÷ 1000.",
         numeric=(2, 3, 4, 5, 6, 7, 8),
     )
