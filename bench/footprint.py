@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from bench.engines.registry import REGISTRY
+from bench.runner.offline import offline_env
 
 # engine → the modules a service built on it imports (its framework's entry points), and
 # what its default configuration loads on first use (the registry declares both)
@@ -54,11 +55,7 @@ print(json.dumps({
 
 
 def probe_env() -> dict[str, str]:
-    env = dict(os.environ)
-    for var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-        env[var] = "false"
-    env.setdefault("OPENAI_API_KEY", "sk-schedbench-mock")
-    return env
+    return offline_env(dict(os.environ))
 
 
 def probe_stack(

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bench.results import metrics, stats
-from bench.results.load import TTFT_KEY, timed
+from bench.results.files import TTFT_KEY
 from bench.results.metrics import FULL_METRICS, GROUP_COLUMNS, MEDIAN_METRICS, STATUSES
-from bench.results.rows import FootprintRow, RunRow, ThroughputRow, TtftRow
+from bench.results.rows import FootprintRow, RunRow, ThroughputRow, TtftRow, timed
 
 GROUP = list(GROUP_COLUMNS)
 # summary.csv column suffix → attribute of ``stats.Summary``

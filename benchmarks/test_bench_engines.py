@@ -29,8 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-    os.environ[_var] = "false"
+from bench.runner.offline import offline_env
+
+offline_env(os.environ)
 
 import pytest  # noqa: E402
 

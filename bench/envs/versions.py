@@ -29,6 +29,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench.runner.offline import offline_env
+
 REFERENCE = "customer_returns"
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
@@ -43,7 +45,7 @@ def _run(engine: Any) -> tuple[bool, str | None]:
     from bench.engines.base import RunContext
     from bench.mockllm import MockLLM
     from bench.mockllm.transport import BASE_URL
-    from bench.runner.worker import expectation_failures
+    from bench.runner.expectations import expectation_failures
     from scenarios import load_scenarios
 
     scenario = load_scenarios()[REFERENCE]
@@ -134,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one", action="store_true", help="one run in this interpreter")
     parser.add_argument("--unchanged", action="store_true", help="today's code as it is")
     args = parser.parse_args(argv)
-    os.environ.setdefault("OPENAI_API_KEY", "sk-schedbench-mock")
-    for var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-        os.environ[var] = "false"
+    offline_env(os.environ)
     out = probe_one(args.engine, unchanged=args.unchanged) if args.one else probe(args.engine)
     print(json.dumps(out, sort_keys=True))
     return 0

@@ -20,27 +20,47 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from bench.mockllm import anthropic_request as request
 from bench.mockllm import anthropic_wire as wire
 from bench.mockllm.faults import break_reply
-from bench.mockllm.latency import recorded_schedule
+from bench.mockllm.latency import LatencyProfile, recorded_schedule
 from bench.mockllm.protocols import detect_protocol, script_position
+from bench.mockllm.reply import FORCED_TEXT, MODEL_PREFIX, MockReply
 from bench.mockllm.tokens import text_tokens
-from scenarios import Fault, Turn
-
-if TYPE_CHECKING:
-    from bench.mockllm.core import MockLLM, MockReply
+from scenarios import Fault, Scenario, Turn
 
 API = "anthropic"
 MESSAGES_PATH = "/v1/messages"
 
 
+class MockLLM(Protocol):
+    """What this handler needs of the mock (``core.MockLLM``): its scripts, latency model,
+    fault counter and recorder."""
+
+    scenarios: Mapping[str, Scenario] | None
+    latency: LatencyProfile
+
+    def fixed_results(self, scenario: Scenario) -> dict[str, str]: ...
+
+    def count_fault(self, scenario: str, raw: bytes) -> int: ...
+
+    def finish(
+        self,
+        where: tuple[str, int, str, bool] | None,
+        body: Any,
+        reply: MockReply,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        *,
+        api: str = "openai",
+    ) -> MockReply: ...
+
+
 def error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> MockReply:
     """A reply with an error in Anthropic's format."""
-    from bench.mockllm.core import MockReply
-
     head = {"content-type": "application/json", "request-id": wire.new_id("req")}
     return MockReply(status, {**head, **(headers or {})}, wire.error_body(status, message))
 
@@ -56,16 +76,14 @@ def handle(mock: MockLLM, raw: bytes) -> MockReply:
             body = None
         reason = f"{type(exc).__name__}: {exc}"[:500]
         reply = error_reply(500, f"the mock failed on this request ({reason})")
-        return mock._finish(None, body, reply, api=API)
+        return mock.finish(None, body, reply, api=API)
 
 
 def _refuse(mock: MockLLM, body: Any, status: int, message: str) -> MockReply:
-    return mock._finish(None, body, error_reply(status, message), api=API)
+    return mock.finish(None, body, error_reply(status, message), api=API)
 
 
 def _answer(mock: MockLLM, raw: bytes) -> MockReply:
-    from bench.mockllm.core import FORCED_TEXT, MODEL_PREFIX, MockReply
-
     try:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -86,7 +104,7 @@ def _answer(mock: MockLLM, raw: bytes) -> MockReply:
     messages = request.conversation(body)
     protocol = detect_protocol({"tools": body.get("tools"), "messages": messages})
     script = scenario.script if protocol == "tools" else scenario.react_script()
-    index, answered = script_position(messages, protocol, script, mock._fixed_results(scenario))
+    index, answered = script_position(messages, protocol, script, mock.fixed_results(scenario))
     if index >= len(script):
         if not script[-1].repeat:
             message = (
@@ -106,10 +124,7 @@ def _answer(mock: MockLLM, raw: bytes) -> MockReply:
     fault_delay = 0.0
     struck: Fault | None = None
     if turn.fault is not None:
-        key = (name, zlib.crc32(raw))
-        with mock._fault_lock:
-            hits = mock._fault_hits.get(key, 0)
-            mock._fault_hits[key] = hits + 1
+        hits = mock.count_fault(name, raw)
         if turn.fault.strikes(hits):
             if turn.fault.status is not None:
                 headers = {}
@@ -117,7 +132,7 @@ def _answer(mock: MockLLM, raw: bytes) -> MockReply:
                     headers["retry-after"] = f"{turn.fault.retry_after_s:g}"
                 message = turn.fault.message or f"scripted fault: HTTP {turn.fault.status}"
                 reply = error_reply(turn.fault.status, message, headers)
-                return mock._finish(
+                return mock.finish(
                     (name, index, protocol, False), body, reply, input_tokens, api=API
                 )
             fault_delay = turn.fault.delay_s or 0.0
@@ -152,4 +167,4 @@ def _answer(mock: MockLLM, raw: bytes) -> MockReply:
         )
     if struck is not None:
         reply = break_reply(reply, struck, payload)
-    return mock._finish(where, body, reply, input_tokens, output_tokens, api=API)
+    return mock.finish(where, body, reply, input_tokens, output_tokens, api=API)

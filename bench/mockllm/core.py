@@ -15,12 +15,12 @@ import json
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.mockllm import sse
+from bench.mockllm import anthropic, sse
 from bench.mockllm.faults import break_reply
 from bench.mockllm.latency import LatencyProfile, recorded_schedule
 from bench.mockllm.lru import LRU
@@ -31,119 +31,19 @@ from bench.mockllm.protocols import (
     render,
     script_position,
 )
+from bench.mockllm.reply import (
+    FORCED_TEXT,
+    MODEL_PREFIX,
+    MockReply,
+    RecordedRequest,
+    error_reply,
+)
 from bench.mockllm.tokens import REPLY_PRIMING, message_tokens, text_tokens
 from bench.mockllm.tokens import tools_tokens as tools_tokens_of
 from bench.mockllm.validation import request_problem
 from scenarios import Fault, Scenario, Turn, load_scenarios
 
-MODEL_PREFIX = "scenario/"
-FORCED_TEXT = "I could not finish with the tools available; here is what I found so far."
 CACHE_ENTRIES = 4096  # per cache: far more than the distinct bodies of a benchmark run
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request the mock received, as the client sent it."""
-
-    scenario: str | None
-    turn: int | None
-    protocol: str | None
-    stream: bool
-    status: int
-    body: Any
-    prompt_tokens: int
-    completion_tokens: int
-    received_at: float
-    api: str = "openai"  # the API the request spoke: openai (chat completions) or anthropic
-
-
-@dataclass
-class MockReply:
-    """What to send back: a JSON body, or SSE chunks paced by the latency model.
-
-    A scripted stream fault (``bench.mockllm.faults``) may hold the body back after headers
-    (``lead_s``), pause it (``stall_s``) or close the connection (``drops``) at ``break_at``
-    (a chunk index; a plain body: a byte offset). The transports deliver ``deliveries()``.
-    """
-
-    status: int
-    headers: dict[str, str]
-    body: bytes = b""
-    chunks: list[bytes] | None = None
-    delay_s: float = 0.0  # before the first byte (TTFT, or the whole non-streamed answer)
-    chunk_delay_s: float = 0.0  # between streamed chunks
-    # a recorded turn's own schedule: each chunk's offset from the first byte (seconds)
-    chunk_offsets_s: tuple[float, ...] | None = None
-    lead_s: float = 0.0  # streamed: headers at once, the first chunk this much later
-    break_at: int | None = None  # where a stall or a drop strikes
-    stall_s: float = 0.0  # silence before the piece at break_at
-    drops: bool = False  # the connection closes at break_at instead
-
-    @property
-    def paced(self) -> bool:
-        """Whether the body's pieces wait between each other (else they leave back to back)."""
-        return (
-            bool(self.chunk_delay_s or self.lead_s or self.stall_s)
-            or self.chunk_offsets_s is not None
-        )
-
-    @property
-    def broken(self) -> bool:
-        """Whether a plain body must be delivered in pieces (a stall or a drop in it)."""
-        return self.break_at is not None
-
-    def offset_s(self, index: int) -> float:
-        """When streamed chunk ``index`` leaves, in seconds after the first byte."""
-        if self.chunk_offsets_s is not None:
-            offset = self.chunk_offsets_s[index]
-        else:
-            offset = index * self.chunk_delay_s
-        if self.break_at is not None and index >= self.break_at:
-            offset += self.stall_s
-        return offset + self.lead_s
-
-    def deliveries(self) -> Iterator[tuple[float, bytes | None]]:
-        """The body as the transport sends it: (seconds after the headers, bytes), where
-        None means the connection closes there."""
-        if self.chunks is None:
-            if self.break_at is None:
-                yield 0.0, self.body
-                return
-            yield 0.0, self.body[: self.break_at]
-            yield self.stall_s, None if self.drops else self.body[self.break_at :]
-            return
-        for index, chunk in enumerate(self.chunks):
-            offset = self.offset_s(index) if self.paced else 0.0
-            if index == self.break_at and self.drops:
-                yield offset, None
-                return
-            yield offset, chunk
-
-
-def error_body(status: int, message: str, code: str, param: str | None = None) -> bytes:
-    """An error in the OpenAI API's format (``{"error": {message, type, param, code}}``)."""
-    if status == 429:
-        kind = "rate_limit_error"
-    elif 400 <= status < 500:
-        kind = "invalid_request_error"
-    else:
-        kind = "server_error"
-    payload = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    return json.dumps(payload).encode()
-
-
-def _error(
-    status: int,
-    message: str,
-    code: str,
-    headers: dict[str, str] | None = None,
-    param: str | None = None,
-) -> MockReply:
-    return MockReply(
-        status,
-        {"content-type": "application/json", **(headers or {})},
-        error_body(status, message, code, param),
-    )
 
 
 @dataclass
@@ -187,44 +87,42 @@ class MockLLM:
             except Exception:
                 body, problem = None, None
             if problem is not None:
-                reply = _error(400, problem.message, problem.code, param=problem.param)
-                return self._finish(None, body, reply)
+                reply = error_reply(400, problem.message, problem.code, param=problem.param)
+                return self.finish(None, body, reply)
             reason = f"{type(exc).__name__}: {exc}"[:500]
-            reply = _error(500, f"the mock failed on this request ({reason})", "mock_error")
-            return self._finish(None, body, reply)
+            reply = error_reply(500, f"the mock failed on this request ({reason})", "mock_error")
+            return self.finish(None, body, reply)
 
     def handle_messages(self, raw: bytes) -> MockReply:
         """Answer one Anthropic ``POST /v1/messages`` body (``bench.mockllm.anthropic``);
         never raises."""
-        from bench.mockllm import anthropic
-
         return anthropic.handle(self, raw)
 
     def _answer(self, raw: bytes) -> MockReply:
         try:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError, RecursionError):
-            return self._finish(
-                None, raw, _error(400, "request body is not valid JSON", "invalid_json")
+            return self.finish(
+                None, raw, error_reply(400, "request body is not valid JSON", "invalid_json")
             )
         if not isinstance(body, dict):
-            return self._finish(
-                None, body, _error(400, "request body must be a JSON object", "invalid_body")
+            return self.finish(
+                None, body, error_reply(400, "request body must be a JSON object", "invalid_body")
             )
         problem = request_problem(body)
         if problem is not None:
-            reply = _error(400, problem.message, problem.code, param=problem.param)
-            return self._finish(None, body, reply)
+            reply = error_reply(400, problem.message, problem.code, param=problem.param)
+            return self.finish(None, body, reply)
         model = body["model"]
         messages = body["messages"]
         name = model.removeprefix(MODEL_PREFIX)
         scenario = self.scenarios.get(name) if model.startswith(MODEL_PREFIX) else None
         if scenario is None:
             known = ", ".join(sorted(self.scenarios))
-            return self._finish(
+            return self.finish(
                 None,
                 body,
-                _error(
+                error_reply(
                     404,
                     f"model {model!r} is not a scenario; use 'scenario/<name>' with one of: {known}",
                     "model_not_found",
@@ -232,13 +130,13 @@ class MockLLM:
             )
         protocol = detect_protocol(body)
         script = scenario.script if protocol == "tools" else scenario.react_script()
-        index, answered = script_position(messages, protocol, script, self._fixed_results(scenario))
+        index, answered = script_position(messages, protocol, script, self.fixed_results(scenario))
         if index >= len(script):
             if not script[-1].repeat:
-                return self._finish(
+                return self.finish(
                     None,
                     body,
-                    _error(
+                    error_reply(
                         400,
                         f"scenario {name!r}: turn {index} is past the end of its script "
                         f"({len(script)} turns for the {protocol} protocol)",
@@ -257,10 +155,7 @@ class MockLLM:
         fault_delay = 0.0
         struck: Fault | None = None  # a fault that breaks this answer on its way
         if turn.fault is not None:
-            key = (name, zlib.crc32(raw if isinstance(raw, bytes) else raw.encode()))
-            with self._fault_lock:
-                hits = self._fault_hits.get(key, 0)
-                self._fault_hits[key] = hits + 1
+            hits = self.count_fault(name, raw)
             if turn.fault.strikes(hits):
                 if turn.fault.status is not None:
                     headers = {}
@@ -268,8 +163,8 @@ class MockLLM:
                         headers["retry-after"] = f"{turn.fault.retry_after_s:g}"
                         headers["retry-after-ms"] = f"{turn.fault.retry_after_s * 1000:g}"
                     message = turn.fault.message or f"scripted fault: HTTP {turn.fault.status}"
-                    reply = _error(turn.fault.status, message, "scripted_fault", headers)
-                    return self._finish((name, index, protocol, False), body, reply, prompt_tokens)
+                    reply = error_reply(turn.fault.status, message, "scripted_fault", headers)
+                    return self.finish((name, index, protocol, False), body, reply, prompt_tokens)
                 fault_delay = turn.fault.delay_s or 0.0
                 struck = turn.fault
         completion, completion_tokens = self._completion(
@@ -312,11 +207,20 @@ class MockLLM:
             )
         if struck is not None:
             reply = break_reply(reply, struck, payload)
-        return self._finish(
+        return self.finish(
             (name, index, protocol, stream), body, reply, prompt_tokens, completion_tokens
         )
 
-    # -- helpers ------------------------------------------------------------------------
+    # -- helpers (the Anthropic handler uses them too) -----------------------------------
+
+    def count_fault(self, scenario: str, raw: bytes) -> int:
+        """How often this body hit its scenario's fault before (a retry resends the same
+        body); counts this hit."""
+        key = (scenario, zlib.crc32(raw if isinstance(raw, bytes) else raw.encode()))
+        with self._fault_lock:
+            hits = self._fault_hits.get(key, 0)
+            self._fault_hits[key] = hits + 1
+        return hits
 
     def _prompt_tokens(self, body: dict[str, Any], messages: list[dict[str, Any]]) -> int:
         tools = body.get("tools") or body.get("functions")
@@ -328,7 +232,7 @@ class MockLLM:
                 tools_tokens = self._tools_tokens[key] = tools_tokens_of(tools)
         return sum(message_tokens(m) for m in messages) + tools_tokens + REPLY_PRIMING
 
-    def _fixed_results(self, scenario: Scenario) -> dict[str, str]:
+    def fixed_results(self, scenario: Scenario) -> dict[str, str]:
         results = self._results.get(scenario.name)
         if results is None:
             results = self._results[scenario.name] = {
@@ -355,7 +259,7 @@ class MockLLM:
             )
         return cached
 
-    def _finish(
+    def finish(
         self,
         where: tuple[str, int, str, bool] | None,
         body: Any,

@@ -29,11 +29,8 @@ closes the socket.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from bench.mockllm.core import MockReply
-    from scenarios.schema import Fault
+from bench.mockllm.reply import MockReply
+from scenarios.schema import Fault
 
 # what httpx (h11) says when the server closes the socket mid-body
 DROPPED_CHUNKED = (

@@ -39,8 +39,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from bench.mockllm.anthropic import MESSAGES_PATH
 from bench.mockllm.anthropic_wire import error_body as anthropic_error_body
-from bench.mockllm.core import MockLLM, MockReply, error_body
+from bench.mockllm.core import MockLLM
 from bench.mockllm.latency import LatencyProfile
+from bench.mockllm.reply import MockReply, error_body
 
 HOST = "127.0.0.1"
 READY_PREFIX = "schedbench mock LLM listening on "

@@ -16,8 +16,9 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from bench.mockllm.core import MockLLM, MockReply, _error
+from bench.mockllm.core import MockLLM
 from bench.mockllm.faults import DROPPED_CHUNKED, dropped_body
+from bench.mockllm.reply import MockReply, error_reply
 
 BASE_URL = "http://mockllm.test/v1"
 # Anthropic's clients take the host and add /v1/messages themselves
@@ -46,7 +47,7 @@ def _route(mock: MockLLM, method: str, path: str, body: bytes) -> MockReply:
         return mock.handle(body)
     if path.rstrip("/") == MESSAGES_PATH and method == "POST":
         return mock.handle_messages(body)
-    return _error(
+    return error_reply(
         404,
         f"the mock serves only POST {CHAT_PATH} and POST {MESSAGES_PATH}, not {method} {path}",
         "not_found",

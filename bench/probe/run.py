@@ -82,7 +82,7 @@ def default_config(
 
 
 def _env() -> dict[str, str]:
-    from bench.runner.orchestrator import worker_env
+    from bench.runner.process import worker_env
 
     return worker_env()
 

@@ -8,25 +8,21 @@ can corrupt the stream), then ``{"type": "done"}``.
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import json
 import os
+import sys
+import time
+import traceback
+from typing import IO, Any
 
-for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-    os.environ[_var] = "false"
-os.environ.setdefault("OPENAI_API_KEY", "sk-schedbench-mock")
-
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from typing import IO, Any  # noqa: E402
-
-from bench.mockllm import LatencyProfile  # noqa: E402
-from bench.mockllm.tokens import request_tokens  # noqa: E402
-from bench.probe.measure import FULL, QUICK, TimedMock, counts_only, probe_scenario  # noqa: E402
-from bench.probe.variants import marginal_variants  # noqa: E402
-from scenarios import load_scenarios  # noqa: E402
+from bench.mockllm import LatencyProfile
+from bench.mockllm.tokens import request_tokens
+from bench.probe.measure import FULL, QUICK, TimedMock, counts_only, probe_scenario
+from bench.probe.variants import marginal_variants
+from bench.runner.offline import offline_env
+from scenarios import load_scenarios
 
 
 def _claim_stdout() -> IO[str]:
@@ -77,6 +73,7 @@ async def _probe(args: argparse.Namespace, out: IO[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    offline_env(os.environ)  # before the engine's framework is imported
     parser = argparse.ArgumentParser(prog="python -m bench.probe.worker")
     parser.add_argument("--engine", required=True)
     parser.add_argument("--scenarios", required=True, help="comma-separated scenario names")

@@ -45,6 +45,7 @@ PROFILE = "profile.jsonl"
 LOAD = "load.jsonl"
 MULTIMODEL = "multimodel.json"
 MULTIMODEL_SCHEMA_VERSION = 1
+VERSIONS = "versions.json"  # the LangChain version matrix (bench.results.versions)
 SUMMARY = "summary.csv"
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -52,6 +52,7 @@ from bench.results.files import (
     THROUGHPUT_KEY,
     TTFT,
     TTFT_KEY,
+    VERSIONS,
 )
 from bench.results.rows import (
     CatalogueCellRow,
@@ -64,12 +65,15 @@ from bench.results.rows import (
     Meta,
     MultiModelFile,
     ProfileRow,
+    R,
     RunRow,
     SimplicityRow,
     ThroughputRow,
     TtftRow,
+    VersionRow,
+    latest,
+    timed,
 )
-from bench.results.versions import VERSIONS, VersionRow, read_versions
 
 DEFAULT_SEED = 0  # the bootstrap seed of a run whose config does not say (RunConfig.seed)
 
@@ -82,8 +86,6 @@ MODELS: dict[str, type[BaseModel]] = {
     DEBUG_CSV: DebugRow,
     PROFILE: ProfileRow,
 }
-
-R = TypeVar("R", bound=BaseModel)
 
 
 class RunFolderError(ValueError):
@@ -289,23 +291,6 @@ def read_meta(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def key_of(row: Any, key: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple(getattr(row, name) for name in key)
-
-
-def latest(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> list[R]:
-    """One row per key, the last one written, in first-seen order."""
-    by_key: dict[tuple[Any, ...], R] = {}
-    for row in rows:
-        by_key[key_of(row, key)] = row
-    return list(by_key.values())
-
-
-def timed(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> Iterator[R]:
-    """The latest timed rows (warm-ups and superseded rows left out)."""
-    return (r for r in latest(rows, key) if r.phase == "timed")
-
-
 def finished_repeats(rows: Iterable[RunRow]) -> dict[tuple[str, str, str, int], set[int]]:
     """Batch key (engine, scenario, latency, round) → repeat indices measured (not crashed)."""
     done: dict[tuple[str, str, str, int], set[int]] = {}
@@ -330,6 +315,24 @@ def finished_ttft(
         ):
             done.setdefault(row.engine, set()).add(row.repeat)
     return done
+
+
+def read_versions(directory: Path | str) -> list[VersionRow] | None:
+    """The version table of a run folder (None: the run measured no LangChain line).
+
+    Raises ``ValueError`` naming the file and the reason when versions.json is not a
+    version table (the run-folder loader turns that into a ``Skipped``)."""
+    path = Path(directory) / VERSIONS
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["versions"] if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise ValueError("no list under 'versions'")
+        return [VersionRow.model_validate(row) for row in rows]
+    except (ValueError, UnicodeDecodeError, ValidationError) as exc:
+        raise ValueError(f"{path.name}: not a version table ({exc})".splitlines()[0]) from None
 
 
 def run_seed(meta: dict[str, Any]) -> int:

@@ -32,11 +32,11 @@ from typing import Any
 
 from bench.results import metrics, stats
 from bench.results.files import LOAD, LOAD_KEY, dumps_line
-from bench.results.load import key_of, latest
-from bench.results.rows import LoadRow
+from bench.results.rows import LoadRow, key_of, latest
 from bench.runner import loadplan
 from bench.runner.mockpool import MockPool, busiest, probe, total
 from bench.runner.plan import RunConfig, measured
+from bench.runner.process import SPAWN_TIMEOUT_S, WorkerError, WorkerProcess
 from bench.runner.progress import NullProgress, Progress
 
 PROBE_CONCURRENCY = 512  # the bare client's connections (enough to keep the pool busy)
@@ -274,15 +274,11 @@ class LoadPhase:
             return sys.executable
         python = self.python_of(engine)
         if python is None:
-            from bench.runner.orchestrator import WorkerError
-
             raise WorkerError(f"{engine}'s environment is unavailable")
         return python
 
     def _spawn(self, engine: str, count: int) -> list[Any]:
         """``count`` fresh workers of ``engine`` on the load mock, prepared and warmed up."""
-        from bench.runner.orchestrator import SPAWN_TIMEOUT_S, WorkerError, WorkerProcess
-
         assert self._pool is not None
         self.store.logs.mkdir(parents=True, exist_ok=True)
         workers = []
@@ -329,8 +325,6 @@ class LoadPhase:
 
     def _engine(self, engine: str) -> None:
         """The engine's sweeps: one process, then more (workers start when first needed)."""
-        from bench.runner.orchestrator import WorkerError
-
         workers: list[Any] = []
 
         def measure(rate: float, processes: int) -> bool | None:
@@ -406,8 +400,6 @@ class LoadPhase:
 
     def _measure(self, engine: str, processes: int, rate: float, workers: list[Any]) -> bool | None:
         """One level into load.jsonl; its verdict (None: lost to a worker crash)."""
-        from bench.runner.orchestrator import WorkerError
-
         assert self._pool is not None
         level = self._level(rate, processes)
         ids = self._ids(engine, processes, rate)

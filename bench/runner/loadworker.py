@@ -27,6 +27,7 @@ import sys
 import time
 from typing import Any
 
+from bench.runner.expectations import expectation_failures
 from bench.runner.openloop import OpenLoop, Schedule, summarize
 
 LOAD_WARMUP_RUNS = 3  # untimed concurrent runs after preparing the agent
@@ -58,8 +59,6 @@ def without_token_accounting(prepared: Any) -> Any:
 def classify(scenario: Any, engine: str, record: Any) -> str:
     """``ok`` (completed as the scenario expects for this engine), ``wrong`` (completed, but
     not as expected) or ``failed`` (any other status)."""
-    from bench.runner.worker import expectation_failures
-
     if getattr(record, "status", None) != "completed":
         return "failed"
     return "wrong" if expectation_failures(scenario, engine, record) else "ok"

@@ -42,37 +42,32 @@ inside each run are counted (``gc_collections``).
 
 from __future__ import annotations
 
-import os
-
-for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-    os.environ[_var] = "false"
-os.environ.setdefault("OPENAI_API_KEY", "sk-schedbench-mock")
-
 # -- the harness: imported before the engine, so that its cost is the engine's baseline --
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import gc  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import resource  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from collections import Counter  # noqa: E402
-from typing import IO, Any  # noqa: E402
+import argparse
+import asyncio
+import gc
+import json
+import math
+import os
+import resource
+import sys
+import time
+import traceback
+from collections import Counter
+from typing import IO, Any
 
-from jsonschema import Draft202012Validator  # noqa: E402
-
-from bench.engines.base import RunContext, RunRecord  # noqa: E402
-from bench.mockllm import LatencyProfile, MockLLM  # noqa: E402
-from bench.mockllm.tokens import request_tokens  # noqa: E402
-from bench.mockllm.transport import BASE_URL  # noqa: E402
-from bench.runner.loadworker import LoadSession  # noqa: E402
-from bench.runner.registry import create_engine  # noqa: E402
-from bench.tools import allow_handlers  # noqa: E402
-from bench.ttft import scripted_floor_ms  # noqa: E402
-from scenarios import HandlerPolicy, Scenario, load_scenarios  # noqa: E402
-from scenarios.expect import misses  # noqa: E402
+from bench.engines.base import RunContext, RunRecord
+from bench.mockllm import LatencyProfile, MockLLM
+from bench.mockllm.tokens import request_tokens
+from bench.mockllm.transport import BASE_URL
+from bench.runner.expectations import observed
+from bench.runner.loadworker import LoadSession
+from bench.runner.offline import offline_env
+from bench.runner.registry import create_engine
+from bench.tools import allow_handlers
+from bench.ttft import scripted_floor_ms
+from scenarios import HandlerPolicy, Scenario, load_scenarios
+from scenarios.expect import misses
 
 MAX_ERROR_CHARS = 2000
 MAX_ANSWER_CHARS = 500
@@ -150,32 +145,6 @@ def _tool_ran_out_of_memory(record: RunRecord) -> bool:
 
 def gc_collections() -> int:
     return sum(generation["collections"] for generation in gc.get_stats())
-
-
-def observed(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
-    """What a run showed, in the terms expectations are judged in (``scenarios.expect``)."""
-    schemas = {tool.name: tool.parameters for tool in scenario.tools}
-    invalid = 0
-    for tool in record.tools:
-        schema = schemas.get(tool.name)
-        if schema is not None and not Draft202012Validator(schema).is_valid(tool.args):
-            invalid += 1
-    return {
-        "status": record.status,
-        "termination": record.termination,
-        "final_answer": record.final_answer,
-        "llm_calls": record.llm_calls,
-        "tool_calls": record.tool_calls,
-        "tools": [t.name for t in record.tools],
-        "max_request_tokens": max(record.request_tokens, default=None),
-        "max_tool_ms": max((t.duration_ms for t in record.tools), default=None),
-        "invalid_tool_args": invalid,
-    }
-
-
-def expectation_failures(scenario: Scenario, engine: str, record: RunRecord) -> list[str]:
-    """How a run differs from the scenario's ``expect`` for this engine (empty: as expected)."""
-    return misses(scenario.expect.for_engine(engine), observed(record, scenario))
 
 
 def _truncate(text: str | None, limit: int) -> str | None:
@@ -497,6 +466,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    offline_env(os.environ)  # before the engine's framework is imported
     args = _parse(argv)
     out = _claim_stdout()
     try:

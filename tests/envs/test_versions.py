@@ -14,7 +14,9 @@ from bench.envs.versions import probe
 from bench.report.document import Note
 from bench.report.versions_section import COLUMNS, versions_section
 from bench.results import fmt
-from bench.results.versions import VersionProbe, WarningSeen, read_versions, version_rows
+from bench.results.load import read_versions
+from bench.results.rows import VersionProbe, WarningSeen
+from bench.results.versions import version_rows
 from bench.results.versions import write_versions as write
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from bench.mockllm import LatencyProfile, MockLLM
-from bench.mockllm.core import FORCED_TEXT
 from bench.mockllm.protocols import turn_index
+from bench.mockllm.reply import FORCED_TEXT
 from scenarios import Scenario
 from scheduler.tokens import count_request_tokens
 
