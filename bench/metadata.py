@@ -15,20 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from bench import codesize
+from bench.engines.packages import FRAMEWORK_DISTRIBUTIONS
 
 # every distribution whose version can move a number in the report
 PACKAGES = (
     "schedbench",
-    "langchain",
-    "langchain-core",
-    "langchain-classic",
-    "langchain-openai",
-    "langchain-text-splitters",
-    "langgraph",
-    "langgraph-prebuilt",
-    "langgraph-checkpoint",
-    "langsmith",
-    "openai",
+    *FRAMEWORK_DISTRIBUTIONS,
     "httpx",
     "httpx2",
     "httpcore",

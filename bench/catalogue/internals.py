@@ -23,28 +23,13 @@ from pathlib import Path
 from typing import Literal
 
 from bench.codesize import PROJECT_ROOT
+from bench.engines.packages import FRAMEWORK_IMPORTS
 
 Kind = Literal["private API", "subclassing internals", "monkeypatching"]
 KINDS: tuple[Kind, ...] = ("private API", "subclassing internals", "monkeypatching")
 
 # the top-level packages of the frameworks whose internals a cell might reach into
-FRAMEWORKS = frozenset(
-    {
-        "langchain",
-        "langchain_classic",
-        "langchain_core",
-        "langchain_openai",
-        "langgraph",
-        "langsmith",
-        "openai",
-        "scheduler",
-        "agents",
-        "pydantic_ai",
-        "llama_index",
-        "agno",
-        "strands",
-    }
-)
+FRAMEWORKS = FRAMEWORK_IMPORTS
 # classes their docs tell users to subclass
 DOCUMENTED_BASES = frozenset(
     {

@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from bench.probe.groups import GROUPS
+from bench.engines.packages import GROUPS
 from bench.report import analysis, loadreport
 from bench.report.model import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
@@ -826,7 +826,7 @@ def save(spec: ChartSpec, data: RunData, out_dir: Path) -> tuple[Path, Path]:
 # ---------------------------------------------------------------------------------------------
 # the profiling probe (bench.probe; the lead wires it into CHARTS and the report)
 
-# one colour per package group (``bench.probe.groups.GROUPS``), stable across charts; LangChain's
+# one colour per package group (``bench.engines.packages.GROUPS``), stable across charts; LangChain's
 # callback and Runnable layers get the hatched segments, so claim 2's share reads in greyscale
 _GROUP_COLORS = dict(
     zip(
@@ -868,7 +868,7 @@ def package_breakdown(shares: pd.DataFrame) -> Figure:
 
     ``shares``: one row per engine × group, columns ``engine``, ``group``, ``share`` (0..1,
     the engine's shares summing to 1) — ``bench.report.probe.breakdown_frame``. Engines in
-    the registry's order; groups in ``bench.probe.groups.GROUPS`` order.
+    the registry's order; groups in ``bench.engines.packages.GROUPS`` order.
     """
     shares = _require(shares, "profiling-probe shares", "share")
     engines = order_engines(shares["engine"])

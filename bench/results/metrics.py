@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.probe.groups import CALLBACK_RUNNABLE_GROUPS, GROUPS
+from bench.engines.packages import CALLBACK_RUNNABLE_GROUPS, GROUPS
 from bench.results import stats
 from bench.results.rows import FootprintRow, ProfileRow, RunRow, ThroughputRow, timed
 
