@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from bench.errors import UsageError
+
 HELP = "Compare two runs: ratio of medians per benchmark and a Mann-Whitney U test (pyperf-style)."
 
 
@@ -22,7 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
     from bench.compare import compare_runs, load_run, render
 
     if not 0 < args.alpha < 1:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from bench.commands._options import check_range
+from bench.errors import UsageError
+
 HELP = "Run the scripted mock LLM (serve: an OpenAI-compatible server on 127.0.0.1)."
 
 
@@ -32,7 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError, check_range
     from bench.mockllm.server import serve
     from scenarios import ScenarioError
 

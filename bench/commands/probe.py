@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.errors import UsageError
+
 HELP = (
     "Profile each engine on the happy-path scenarios in a fresh process (calls per step, "
     "stack depth to the HTTP send and the tool body, time by package) into DIR/profile.jsonl."
@@ -36,7 +38,6 @@ def _run_config(out: Path) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
     from bench.probe.report import console_table
     from bench.probe.run import default_config, probe_engines, probed_engines
     from bench.results.load import read_rows

@@ -7,6 +7,8 @@ import shutil
 import sys
 
 from bench.commands import _handlers as handler_options
+from bench.commands._options import check_range
+from bench.errors import UsageError
 
 HELP = "Run one scenario with a debug mode on and print what that mode shows."
 
@@ -41,7 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _choose(args: argparse.Namespace) -> list[tuple[str, str]]:
-    from bench.cli import UsageError
     from bench.debug.modes import ENGINE_MODES
     from bench.engines import ENGINE_NAMES
 
@@ -68,7 +69,6 @@ def _choose(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _scenario(args: argparse.Namespace):
-    from bench.cli import UsageError
     from scenarios import ScenarioError, load_scenarios
 
     try:
@@ -83,7 +83,6 @@ def _scenario(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import check_range
     from bench.tools import allow_handlers
 
     check_range("--width", args.width, 40, 1000)

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from bench.debug.modes import ENGINE_MODES, MODES, NONE
 from bench.debug.truth import GroundTruth, ground_truth
 from bench.engines import ENGINE_NAMES, RunContext, RunRecord, create_engine
+from bench.errors import UnknownEngineError, UnknownModeError
 from bench.mockllm import MockLLM
 from bench.mockllm.transport import BASE_URL
 from bench.results import stats
@@ -81,18 +82,12 @@ def _mock(scenario: Scenario) -> MockLLM:
     return mock
 
 
-class UnknownModeError(ValueError):
-    def __init__(self, engine: str, mode: str):
-        valid = ", ".join(ENGINE_MODES.get(engine, ()))
-        super().__init__(f"unknown debug mode {mode!r} for engine {engine!r}; valid modes: {valid}")
-
-
 def check(engine: str, mode: str) -> None:
-    """Raise ValueError naming the valid engines / modes when a name is unknown."""
+    """``UnknownEngineError`` / ``UnknownModeError`` (naming the valid ones) for an unknown name."""
     if engine not in ENGINE_NAMES:
-        raise ValueError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINE_NAMES)}")
+        raise UnknownEngineError(engine, ENGINE_NAMES)
     if mode != NONE and mode not in ENGINE_MODES[engine]:
-        raise UnknownModeError(engine, mode)
+        raise UnknownModeError(engine, mode, ENGINE_MODES[engine])
 
 
 # -- serialising what LangChain hands back -------------------------------------------------

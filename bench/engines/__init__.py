@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 
 from bench.engines.base import Engine, RunContext, RunRecord, ToolCallRecord
-from bench.engines.registry import ENGINE_NAMES, REGISTRY, UnknownEngineError, engines_where
+from bench.engines.registry import ENGINE_NAMES, REGISTRY, engines_where
+from bench.errors import UnknownEngineError
 
 # engine name -> "module:Class"; the order is the report's order
 ENGINES: dict[str, str] = {name: spec.target for name, spec in REGISTRY.items()}
@@ -22,7 +23,7 @@ MAIN_ENGINES: tuple[str, ...] = engines_where(environment="main")
 def create_engine(name: str) -> Engine:
     """Import and build the engine called ``name``."""
     if name not in ENGINES:
-        raise UnknownEngineError(name)
+        raise UnknownEngineError(name, ENGINE_NAMES)
     module_name, class_name = ENGINES[name].split(":")
     return getattr(importlib.import_module(module_name), class_name)()
 

@@ -34,6 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bench.errors import UnknownEngineError
+
 Role = Literal["floor", "self-built", "framework"]
 Configuration = Literal["default", "production"]
 
@@ -489,17 +491,12 @@ REPRESENTATIVE: dict[str, str] = {
 }
 
 
-class UnknownEngineError(ValueError):
-    def __init__(self, name: str):
-        super().__init__(f"unknown engine {name!r}; valid engines: {', '.join(ENGINE_NAMES)}")
-
-
 def spec(name: str) -> EngineSpec:
     """The spec of a built-in engine (``UnknownEngineError`` otherwise)."""
     try:
         return REGISTRY[name]
     except KeyError:
-        raise UnknownEngineError(name) from None
+        raise UnknownEngineError(name, ENGINE_NAMES) from None
 
 
 def engines_where(**fields: object) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from bench.engines.packages import GROUPS
+from bench.errors import NoData
 from bench.report import analysis, loadreport
 from bench.report.model import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
@@ -40,10 +41,6 @@ RC = {
     "figure.dpi": 100,
     "savefig.dpi": 130,
 }
-
-
-class NoData(Exception):
-    """The chart has nothing to show; the message says what is missing."""
 
 
 def _fig(width: float, height: float, **kw: object) -> Figure:

@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from bench.errors import BadMeta, NotARunFolder, RunFolderError
 from bench.results.files import (
     CATALOGUE,
     DEBUG_CSV,
@@ -86,18 +87,6 @@ MODELS: dict[str, type[BaseModel]] = {
     DEBUG_CSV: DebugRow,
     PROFILE: ProfileRow,
 }
-
-
-class RunFolderError(ValueError):
-    """A run directory that cannot be read; the message is one line (file and reason)."""
-
-
-class NotARunFolder(RunFolderError):
-    """The directory does not exist or holds no runs.jsonl."""
-
-
-class BadMeta(RunFolderError):
-    """meta.json is corrupt, of the wrong shape, or of an unknown schema version."""
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,12 @@ from typing import IO, Any
 
 from bench.engines.registry import REGISTRY
 from bench.envs import MAIN
+from bench.errors import WorkerError
 from bench.metadata import PROJECT_ROOT
 from bench.runner.offline import offline_env
 
 SPAWN_TIMEOUT_S = 180.0
 TAIL_CHARS = 2000
-
-
-class WorkerError(Exception):
-    """A worker died, hung, or could not start."""
 
 
 def environment_of(engine: str) -> str:
