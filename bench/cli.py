@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import bench.commands
 from bench.errors import SchedbenchError
-from bench.escape import visible
+from bench.results.escape import visible
 
 
 def _command_modules() -> dict[str, object]:

@@ -20,7 +20,7 @@ SchedbenchError                 exit 1: the harness could not do what was asked
 message is one line that names the file, field or option and the reason, never a traceback.
 
 Not in the tree, on purpose: the failures a scenario *stages* inside an engine's run
-(``bench.tools.ToolFailure``, ``bench.engines.raw.LLMCallFailed``, the mock's dropped
+(``bench.engines.kit.tools.ToolFailure``, ``bench.engines.raw.LLMCallFailed``, the mock's dropped
 connection) — they stand for the simulated world's failures, which an engine must handle,
 not for the harness's — and the scenario loader's ``scenarios.ScenarioError`` (``scenarios/``
 imports nothing of ``bench``), which the commands turn into a ``UsageError``.

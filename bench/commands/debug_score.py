@@ -58,9 +58,14 @@ def _names(value: str | None, valid: list[str], what: str) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.debug.results import markdown_table, read_rows, score_run_dir, write_debuggability
+    from bench.debuggability.results import (
+        markdown_table,
+        read_rows,
+        score_run_dir,
+        write_debuggability,
+    )
     from bench.engines import ENGINE_NAMES
-    from bench.tools import allow_handlers
+    from bench.engines.kit.tools import allow_handlers
     from scenarios import ScenarioError, load_scenarios
 
     check_range("--cost-runs", args.cost_runs, 1, 1000)

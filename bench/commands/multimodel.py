@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from bench.multimodel.check import SCENARIOS, run_check
     from bench.report.multimodel import console_table
-    from bench.results.load import read_multimodel
+    from bench.results.folder import read_multimodel
     from scenarios import ScenarioError, load_scenarios
 
     out = Path(args.out)

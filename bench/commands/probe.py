@@ -31,17 +31,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_config(out: Path) -> dict:
     from bench.results.files import META
-    from bench.results.load import read_meta
+    from bench.results.folder import read_meta
 
     meta = read_meta(out / META) if out.is_dir() else None
     return (meta or {}).get("config") or {}
 
 
 def run(args: argparse.Namespace) -> int:
+    from bench.engines.plugins import engine_targets
     from bench.probe.report import console_table
     from bench.probe.run import default_config, probe_engines, probed_engines
-    from bench.results.load import read_rows
-    from bench.runner.registry import engine_targets
+    from bench.results.folder import read_rows
     from scenarios import ScenarioError, load_scenarios
 
     out = Path(args.out)

@@ -14,7 +14,7 @@ from bench.errors import UsageError
 HELP = "Measure engines on scenarios (isolated workers, interleaved rounds) into reports/<run-id>/."
 
 _LIST_HELP = "comma-separated names, or 'all' (default: all)"
-# bounds of the load phase's numbers (bench.runner.loadplan keeps the same)
+# bounds of the load phase's numbers (bench.runner.phases.load.plan keeps the same)
 _MAX_RATE = 5000.0
 _MAX_PROCESSES = 64
 _WINDOW = (0.1, 60.0)
@@ -195,8 +195,8 @@ def _resolved(directory: str | None) -> str | None:
 
 def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) -> Any:
     """The RunConfig the command line asks for (defaults filled in)."""
+    from bench.engines.plugins import builtin_engine_names, engine_targets
     from bench.runner.plan import RunConfig
-    from bench.runner.registry import builtin_engine_names, engine_targets
 
     known = tuple(engine_targets())
     engines = (
@@ -371,8 +371,8 @@ def _execute(
 ) -> int:
     import sys
 
-    from bench import metadata
     from bench.results.files import SCHEMA_VERSION
+    from bench.runner import metadata
     from bench.runner.finish import finish_run
     from bench.runner.orchestrator import Orchestrator
     from bench.runner.progress import make_progress

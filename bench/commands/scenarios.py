@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from bench.escape import visible
+    from bench.results.escape import visible
     from scenarios import ScenarioError, handler_problems, load_scenario, scenario_files
 
     handlers = handler_options.policy(args)
@@ -98,7 +98,7 @@ def _list(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from bench.escape import visible
+    from bench.results.escape import visible
     from scenarios import ScenarioError, load_scenarios
 
     try:

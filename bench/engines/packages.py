@@ -53,9 +53,8 @@ PEER = "peer framework"  # the OpenAI Agents SDK, Pydantic AI, Agno, Strands, Ll
 # (module prefix, group), first match wins; a prefix matches the module itself and its children
 RULES: tuple[tuple[str, str], ...] = (
     ("bench.probe", "probe"),
-    ("bench.mockllm", HARNESS),
-    ("bench.recording", HARNESS),
-    ("bench.tools", HARNESS),
+    ("bench.referee", HARNESS),
+    ("bench.engines.kit", HARNESS),  # the run log, the scenario tools, TTFT accounting
     ("scenarios", HARNESS),
     ("bench.engines", ENGINE_CODE),
     ("langchain_baseline", ENGINE_CODE),

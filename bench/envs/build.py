@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import PROJECT_ROOT
 from bench.errors import EnvironmentUnavailable
 
 MAIN = "main"
 RECIPE = 2  # bump when the way an environment is built changes: every one is rebuilt
 ENV_VAR = "SCHEDBENCH_ENVS_DIR"
 SPEC_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = SPEC_DIR.parent.parent
+
 STAMP = "schedbench-env.json"
 BUILD_TIMEOUT_S = 1200.0
 _TAIL_LINES = 20

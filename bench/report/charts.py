@@ -20,8 +20,8 @@ from matplotlib.patches import Patch, Rectangle
 
 from bench.engines.packages import GROUPS
 from bench.errors import NoData
-from bench.report import analysis, loadreport
-from bench.report.model import RunData, order_engines
+from bench.report import analysis, load_section
+from bench.report.frames import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
 from bench.results import fmt
 
@@ -741,7 +741,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "state, and latency counts from each run's scheduled start, so queueing shows as the "
         "curve bends up. Solid: p50, dashed: p99; hollow markers: the rate was not sustained "
         "(p95 over the target, errors, or an early stop).",
-        lambda d: load_latency(loadreport.load_frame(d.load_levels)),
+        lambda d: load_latency(load_section.load_frame(d.load_levels)),
     ),
     ChartSpec(
         "capacity",
@@ -749,7 +749,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "The highest offered rate each engine sustained with its p95 within the target (thin "
         "line: up to the first rate it did not), and the cores 100 runs/s need at the CPU per "
         "run measured under load.",
-        lambda d: capacity(loadreport.capacity_frame(d.load_levels)),
+        lambda d: capacity(load_section.capacity_frame(d.load_levels)),
     ),
     ChartSpec(
         "overhead_share",

@@ -51,9 +51,9 @@ import pandas as pd
 
 from bench.engines.registry import REGISTRY, REPRESENTATIVE
 from bench.report import analysis
-from bench.report.model import RAW, RunData
+from bench.report.frames import RAW, RunData
 from bench.results import stats
-from bench.results.load import run_seed
+from bench.results.folder import run_seed
 from bench.results.stats import Estimate
 
 RESAMPLES = 1000
@@ -182,7 +182,7 @@ class Facts:
     simplicity_failing: tuple[str, ...] = ()  # "engine case" of programs that failed
     provider_switches: dict[str, ProviderSwitch] = field(default_factory=dict)
     switch_scenarios: tuple[str, ...] = ()  # the scenarios the multi-model check ran
-    yardstick_ms: float | None = None  # the machine's speed (bench.metadata.yardstick_ms)
+    yardstick_ms: float | None = None  # the machine's speed (bench.runner.metadata.yardstick_ms)
     yardstick_end_ms: float | None = None
     notes: tuple[str, ...] = ()
 

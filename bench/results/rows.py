@@ -453,7 +453,7 @@ class Meta(BaseModel):
     python: dict[str, Any] = Field(default_factory=dict)
     machine: dict[str, Any] = Field(default_factory=dict)
     git: dict[str, Any] = Field(default_factory=dict)
-    code_size: list[dict[str, Any]] = Field(default_factory=list)  # bench.codesize rows
+    code_size: list[dict[str, Any]] = Field(default_factory=list)  # bench.engines.codesize rows
     started_at: str | None = None
     ended_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)
@@ -481,7 +481,7 @@ class WarningSeen(BaseModel):
 
 
 class VersionProbe(BaseModel):
-    """What ``python -m bench.envs.versions`` saw in one environment."""
+    """What ``python -m bench.runner.phases.version_probe`` saw in one environment."""
 
     model_config = ConfigDict(frozen=True)
 

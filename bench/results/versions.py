@@ -2,11 +2,11 @@
 
 For each LangChain line the run measured (the registry's ``version_line`` engines), one
 ``VersionRow``: the packages of its environment, whether today's AgentExecutor baseline runs
-there unchanged (``bench.envs.versions`` probes it in a fresh interpreter of that
+there unchanged (``bench.runner.phases.version_probe`` probes it in a fresh interpreter of that
 environment), the size in statements of the smallest change that makes it run (the
-registry's ``adapter_code``, counted by ``bench.codesize``), the warnings the adapted code
+registry's ``adapter_code``, counted by ``bench.engines.codesize``), the warnings the adapted code
 emits (deprecations counted apart), and its per-step overhead and import footprint from the
-run's own rows. The runner writes it at the end of a run; ``bench.results.load.read_versions``
+run's own rows. The runner writes it at the end of a run; ``bench.results.folder.read_versions``
 reads it back. The rows themselves are ``bench.results.rows.VersionRow``.
 """
 

@@ -1,7 +1,7 @@
 """The parent side of a run: import probes, the suite round by round, TTFT, throughput, then
-the open-loop load phase (``bench.runner.loadphase``).
+the open-loop load phase (``bench.runner.phases.load.phase``).
 
-Only this process writes the results files. Workers (``bench.runner.worker``) stream one
+Only this process writes the results files. Workers (``bench.runner.run_worker``) stream one
 JSON line per run; each becomes a runs.jsonl row at once (flushed), so a crash of anything
 loses at most the run in flight. A worker that dies or stops answering is killed; the runs
 its batch still owed become error rows (``crashed: true``, with its stderr tail) and the run
@@ -24,11 +24,11 @@ from typing import Any
 
 from bench.engines.registry import REGISTRY
 from bench.envs import MAIN, EnvironmentUnavailable, ensure
-from bench.footprint import ENGINE_STACKS, ENGINE_WARMUPS, probe_stack
 from bench.results.files import FOOTPRINT, RUNS, THROUGHPUT, THROUGHPUT_KEY, TTFT
-from bench.results.load import finished_repeats, finished_ttft
+from bench.results.folder import finished_repeats, finished_ttft
 from bench.results.rows import key_of, latest
 from bench.results.store import RunStore
+from bench.runner.phases.footprint import ENGINE_STACKS, ENGINE_WARMUPS, probe_stack
 from bench.runner.plan import (
     Batch,
     RunConfig,
@@ -141,7 +141,7 @@ class Orchestrator:
     def _start_servers(self) -> None:
         if self.config.transport != "loopback":
             return
-        from bench.mockllm.server import start_server_process
+        from bench.referee.server import start_server_process
 
         self.store.logs.mkdir(parents=True, exist_ok=True)
         for latency in self._profiles():
@@ -490,7 +490,7 @@ class Orchestrator:
 
     def load(self) -> None:
         """Poisson arrivals at a sweep of rates, one process and several (load.jsonl)."""
-        from bench.runner.loadphase import LoadPhase
+        from bench.runner.phases.load.phase import LoadPhase
 
         self._close_workers()
         phase = LoadPhase(
@@ -577,14 +577,14 @@ class Orchestrator:
     # -- the LangChain version matrix ----------------------------------------------------
 
     def versions(self) -> None:
-        """Probe each LangChain line the run measured (``bench.envs.versions``, in fresh
+        """Probe each LangChain line the run measured (``bench.runner.phases.version_probe``, in fresh
         interpreters of its environment) and write the version table, versions.json."""
-        from bench.codesize import measure_target
-        from bench.envs.versions import probe
+        from bench.engines.codesize import measure_target
         from bench.results.files import VERSIONS
-        from bench.results.load import load_run_folder
+        from bench.results.folder import load_run_folder
         from bench.results.rows import VersionProbe
         from bench.results.versions import version_rows, write_versions
+        from bench.runner.phases.version_probe import probe
 
         specs = [
             REGISTRY[e] for e in self.config.engines if e in REGISTRY and REGISTRY[e].version_line

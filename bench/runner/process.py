@@ -1,4 +1,4 @@
-"""The parent's handle on one worker child: ``python -m bench.runner.worker`` in its engine's
+"""The parent's handle on one worker child: ``python -m bench.runner.run_worker`` in its engine's
 environment, its message queue (a reader thread) and its stderr log.
 
 Every phase of a run talks to its workers through ``WorkerProcess``; a worker that dies, hangs
@@ -17,10 +17,10 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from bench import PROJECT_ROOT
 from bench.engines.registry import REGISTRY
 from bench.envs import MAIN
 from bench.errors import WorkerError
-from bench.metadata import PROJECT_ROOT
 from bench.runner.offline import offline_env
 
 SPAWN_TIMEOUT_S = 180.0
@@ -43,7 +43,7 @@ def worker_env() -> dict[str, str]:
 
 
 class WorkerProcess:
-    """One ``python -m bench.runner.worker`` child, its message queue and its stderr log."""
+    """One ``python -m bench.runner.run_worker`` child, its message queue and its stderr log."""
 
     def __init__(
         self,
@@ -63,7 +63,7 @@ class WorkerProcess:
         self.log_path = log_path
         # -P: the working directory is not importable (a folder of downloaded files there
         # could shadow any module); the parent's console script never has it either
-        command = [python, "-P", "-m", "bench.runner.worker", "--engine", engine]
+        command = [python, "-P", "-m", "bench.runner.run_worker", "--engine", engine]
         command += ["--transport", transport, *(handler_args or [])]
         if scenario_dir is not None:
             command += ["--scenario-dir", scenario_dir]

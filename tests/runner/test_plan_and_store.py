@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench.results.load import finished_repeats, read_rows
+from bench.results.folder import finished_repeats, read_rows
 from bench.results.rows import RunRow, latest
 from bench.results.store import RunStore
 from bench.runner.plan import RunConfig, build_plan, estimate_run_s, repeats_for, warmup_for
