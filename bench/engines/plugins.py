@@ -1,15 +1,19 @@
-"""Engine names → engine classes: the built-in registry plus engines named in the environment.
+"""Engine names → engine classes: the registry's engines plus plug-ins named in the environment.
 
 ``SCHEDBENCH_EXTRA_ENGINES="name=module:Class,other=module:Class"`` adds (or replaces) engines
 for a run, e.g. an experimental engine of your own, or the tests' fake engines. Workers
-inherit the variable, so they resolve names exactly as the parent did.
+inherit the variable, so they resolve names exactly as the parent did. ``create_engine`` is
+the one way to build an engine by name.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+
+from bench.engines.base import Engine
+from bench.engines.registry import ENGINE_NAMES, REGISTRY
+from bench.errors import UnknownEngineError
 
 ENV_VAR = "SCHEDBENCH_EXTRA_ENGINES"
 
@@ -26,19 +30,19 @@ def _extras() -> dict[str, str]:
 
 def engine_targets() -> dict[str, str]:
     """Every known engine name → ``module:Class``, built-ins first, in the report's order."""
-    from bench.engines import ENGINES
-
-    return {**ENGINES, **_extras()}
+    return {**{name: spec.target for name, spec in REGISTRY.items()}, **_extras()}
 
 
 def builtin_engine_names() -> tuple[str, ...]:
     """The engines ``--engines all`` means: the built-in ones."""
-    from bench.engines import ENGINE_NAMES
-
     return ENGINE_NAMES
 
 
-def create_engine(name: str) -> Any:
-    """Import and instantiate the engine ``name`` (KeyError if unknown)."""
-    module_name, class_name = engine_targets()[name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)()
+def create_engine(name: str) -> Engine:
+    """Import and build the engine called ``name`` (``UnknownEngineError`` if none is)."""
+    targets = engine_targets()
+    if name not in targets:
+        raise UnknownEngineError(name, targets)
+    module_name, class_name = targets[name].split(":")
+    engine: Engine = getattr(importlib.import_module(module_name), class_name)()
+    return engine

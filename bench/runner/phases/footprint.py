@@ -10,7 +10,9 @@ Two complementary measurements, both in fresh processes:
   of the engine *on top of the harness* (mock, scenarios, pydantic are already loaded), the
   module count, and its peak RSS after one cold run of the reference scenario.
 
-Their per-engine medians (footprint.csv) are ``bench.results.metrics.footprint_by_engine``.
+The stack probes are the run's first phase (``run``); the worker footprints arrive as each
+worker starts (``bench.runner.workers``). Their per-engine medians (footprint.csv) are
+``bench.results.metrics.footprint_by_engine``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from bench.engines.registry import REGISTRY
+from bench.envs import MAIN
+from bench.results.files import FOOTPRINT
 from bench.runner.offline import offline_env
+from bench.runner.phases.context import PhaseContext
+from bench.runner.plan import measured, rotate
+from bench.runner.process import environment_of
 
 # engine → the modules a service built on it imports (its framework's entry points), and
 # what its default configuration loads on first use (the registry declares both)
@@ -88,3 +95,50 @@ def probe_stack(
     result["status"] = "ok"
     result["stack"] = modules
     return result
+
+
+def run(ctx: PhaseContext) -> None:
+    """Probe each distinct stack (imports + warm-up) in fresh interpreters of its engine's
+    environment, ``footprint_processes`` times; one row per engine using it."""
+    Stack = tuple[str, tuple[str, ...], str]  # environment, modules, warm-up
+    stacks: dict[Stack, list[str]] = {}
+    for engine in measured(ctx.config.engines):
+        env = environment_of(engine)
+        if engine in ENGINE_STACKS and env not in ctx.workers.env_failures:
+            key = (env, ENGINE_STACKS[engine], ENGINE_WARMUPS.get(engine, ""))
+            stacks.setdefault(key, []).append(engine)
+    done: dict[Stack, int] = {}
+    for row in ctx.store.rows(FOOTPRINT):
+        if row.kind == "stack" and row.status == "ok" and row.probe_of is None:
+            key = (row.environment, row.stack, row.warmup)
+            done[key] = done.get(key, 0) + 1
+    order = tuple(stacks)
+    todo = [
+        (p, stack)
+        for p in range(ctx.config.footprint_processes)
+        for stack in rotate(order, p)
+        if done.get(stack, 0) <= p
+    ]
+    if not todo:
+        return
+    ctx.progress.phase("imports", float(len(todo)), len(todo), "probes")
+    for probe, (env, modules, warmup) in todo:
+        engines = stacks[(env, modules, warmup)]
+        what = " + ".join(modules) + (" and warms up" if warmup else "")
+        where = "" if env == MAIN else f" ({env})"
+        ctx.progress.describe(f"a fresh interpreter{where} imports {what}")
+        result = probe_stack(modules, warmup, python=ctx.workers.pythons[env])
+        # the first engine's row is the probe; the others share it (probe_of)
+        for i, engine in enumerate(engines):
+            row = {
+                "kind": "stack",
+                "engine": engine,
+                "probe": probe,
+                "warmup": warmup,
+                "environment": env,
+            }
+            row.update(result)
+            if i:
+                row["probe_of"] = engines[0]
+            ctx.store.append(FOOTPRINT, row)
+        ctx.progress.advance(1.0)
