@@ -27,13 +27,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-    os.environ[_var] = "false"
+from bench.runner.offline import offline_env
+
+offline_env(os.environ)
 
 from bench.engines import RunContext, create_engine  # noqa: E402
-from bench.mockllm import MockLLM  # noqa: E402
-from bench.mockllm.transport import BASE_URL  # noqa: E402
-from bench.runner.worker import observed  # noqa: E402
+from bench.referee import MockLLM  # noqa: E402
+from bench.referee.transport import BASE_URL  # noqa: E402
+from bench.runner.expectations import observed  # noqa: E402
 from scenarios import load_scenarios  # noqa: E402
 from scenarios.expect import misses  # noqa: E402
 

@@ -29,14 +29,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-    os.environ[_var] = "false"
+from bench.runner.offline import offline_env
+
+offline_env(os.environ)
 
 import pytest  # noqa: E402
 
 from bench.engines import MAIN_ENGINES, RunContext, create_engine  # noqa: E402
-from bench.mockllm import MockLLM  # noqa: E402
-from bench.mockllm.transport import BASE_URL  # noqa: E402
+from bench.referee import MockLLM  # noqa: E402
+from bench.referee.transport import BASE_URL  # noqa: E402
 from scenarios import load_scenario  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

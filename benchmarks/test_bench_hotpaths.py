@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import mock_async_client
-from bench.tools import build_tools
+from bench.engines.kit.tools import build_tools
+from bench.referee import MockLLM
+from bench.referee.transport import mock_async_client
 from scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL, mock_async_client
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL, mock_async_client
 from scenarios import Scenario, load_scenario
 from scheduler import AgentConfig, LightweightAgent, OpenAIChatClient, ToolSpec
 

@@ -30,10 +30,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench.engines.kit.tools import build_tools
 from bench.engines.scheduler_engine import production_guards
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL, mock_async_client
-from bench.tools import build_tools
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL, mock_async_client
 from scenarios import Scenario, load_scenario
 from scheduler import AgentConfig, LightweightAgent, OpenAIChatClient, ToolSpec
 

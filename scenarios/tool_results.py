@@ -1,5 +1,5 @@
 """The text a scenario tool returns: one canonical serialisation, shared by the tools every
-engine runs (``bench.tools``) and by the mock, which recognises a successful result in the
+engine runs (``bench.engines.kit.tools``) and by the mock, which recognises a successful result in the
 conversation by this text (``Turn.retry``)."""
 
 from __future__ import annotations

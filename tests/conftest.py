@@ -8,9 +8,9 @@ import socket
 
 import pytest
 
-for _var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-    os.environ[_var] = "false"
-os.environ.setdefault("OPENAI_API_KEY", "sk-schedbench-mock")
+from bench.runner.offline import offline_env
+
+offline_env(os.environ)
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from bench import codesize
+from bench.engines import codesize
 
 COMPACT = '''"""Module docstring."""
 import json

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import metadata
+from bench.runner import metadata
 
 
 @pytest.fixture

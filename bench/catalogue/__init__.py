@@ -9,7 +9,7 @@
 ``programs/``       the false-simplicity programs (simple and complex, per engine)
 ``simplicity``      their specification, backend and checks
 ``run``             everything run and measured → ``catalogue.json``
-``worker``          ``python -m bench.catalogue.worker ENGINE...``: a peer's rows, from its env
+``worker``          ``python -m bench.catalogue.catalogue_worker ENGINE...``: a peer's rows, from its env
 """
 
 from pathlib import Path

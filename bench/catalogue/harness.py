@@ -22,8 +22,8 @@ from bench.catalogue.observe import (
     request_from_mock,
     tool_from_log,
 )
-from bench.mockllm import MockLLM
-from bench.recording import end_log, start_log
+from bench.engines.kit.runlog import end_log, start_log
+from bench.referee import MockLLM
 
 REQUEST_DEADLINE_S = 30.0  # a hang, not a measurement
 

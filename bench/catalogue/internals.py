@@ -1,7 +1,7 @@
 """Does a cell lean on a framework's internals? A static reading of its source, to check the table.
 
 ``findings(target)`` reads one top-level function or class (``file.py::name``, as
-``bench.codesize`` reads it) and reports, with the line of each:
+``bench.engines.codesize`` reads it) and reports, with the line of each:
 
 - **private API** — a ``_private`` name imported (or imported from a ``_private`` module) and
   used by the cell, or an attribute ``x._name`` read anywhere but on the cell's own ``self``;
@@ -22,29 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from bench.codesize import PROJECT_ROOT
+from bench import PROJECT_ROOT
+from bench.engines.packages import FRAMEWORK_IMPORTS
 
 Kind = Literal["private API", "subclassing internals", "monkeypatching"]
 KINDS: tuple[Kind, ...] = ("private API", "subclassing internals", "monkeypatching")
 
 # the top-level packages of the frameworks whose internals a cell might reach into
-FRAMEWORKS = frozenset(
-    {
-        "langchain",
-        "langchain_classic",
-        "langchain_core",
-        "langchain_openai",
-        "langgraph",
-        "langsmith",
-        "openai",
-        "scheduler",
-        "agents",
-        "pydantic_ai",
-        "llama_index",
-        "agno",
-        "strands",
-    }
-)
+FRAMEWORKS = FRAMEWORK_IMPORTS
 # classes their docs tell users to subclass
 DOCUMENTED_BASES = frozenset(
     {

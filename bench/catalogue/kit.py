@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL, mock_async_client
-from bench.tools import build_tools
+from bench.engines.kit.tools import build_tools
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL, mock_async_client
 from scenarios import Scenario
 
 Ask = Callable[[str, str], Awaitable[Any]]

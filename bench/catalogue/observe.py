@@ -83,7 +83,7 @@ def _text(content: Any) -> str:
 
 
 def request_from_mock(recorded: Any) -> Request:
-    """A ``bench.mockllm.RecordedRequest`` as a ``Request``."""
+    """A ``bench.referee.RecordedRequest`` as a ``Request``."""
     body = recorded.body if isinstance(recorded.body, dict) else {}
     return Request(
         turn=recorded.turn,
@@ -96,7 +96,7 @@ def request_from_mock(recorded: Any) -> Request:
 
 
 def tool_from_log(execution: Any) -> ToolRun:
-    """A ``bench.recording.ToolExecution`` as a ``ToolRun``."""
+    """A ``bench.engines.kit.runlog.ToolExecution`` as a ``ToolRun``."""
     return ToolRun(
         execution.name,
         dict(execution.args),

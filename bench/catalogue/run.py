@@ -4,11 +4,11 @@
 statements counted beyond its family's ``plain`` agent, its internals read from the source)
 and every program of ``bench.catalogue.simplicity``, in one event loop, against one
 in-process mock and one loopback trace sink. A peer's engine runs the same way inside its
-own virtualenv (``bench.envs``; ``python -m bench.catalogue.worker ENGINE...`` prints its
+own virtualenv (``bench.envs``; ``python -m bench.catalogue.catalogue_worker ENGINE...`` prints its
 rows as JSON); an environment that cannot be built leaves its engines ``skipped``, with the
 reason. A cell that fails to build or run is a row
 with ``works: false`` and its failure; the others go on. ``write_catalogue`` writes the file
-(``sort_keys``, a schema version), read back by ``bench.results.load``.
+(``sort_keys``, a schema version), read back by ``bench.results.folder``.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import PROJECT_ROOT
 from bench.catalogue.customisations import BY_KEY, CUSTOMISATIONS
 from bench.catalogue.harness import catalogue_mock, observe_cell
 from bench.catalogue.internals import kinds
 from bench.catalogue.kit import TraceSink
 from bench.catalogue.simplicity import PROGRAMS, run_program
 from bench.catalogue.table import CELLS, FAMILIES, Cell
-from bench.codesize import PROJECT_ROOT, measure_target
+from bench.engines.codesize import measure_target
 from bench.results.files import CATALOGUE, clean
 
 SCHEMA_VERSION = 1
@@ -92,7 +93,7 @@ def environment_of(engine: str) -> str:
 
 def run_in_environment(environment: str, engines: list[str], say: Progress) -> dict[str, Any]:
     """Run ``engines``' cells and programs in ``environment``'s interpreter (a subprocess of
-    ``bench.catalogue.worker``); their rows, or ``skipped`` with the reason."""
+    ``bench.catalogue.catalogue_worker``); their rows, or ``skipped`` with the reason."""
     from bench.envs import EnvironmentUnavailable, ensure
 
     try:
@@ -100,7 +101,7 @@ def run_in_environment(environment: str, engines: list[str], say: Progress) -> d
     except EnvironmentUnavailable as exc:
         return {"skipped": [{"engine": e, "reason": exc.reason} for e in engines]}
     done = subprocess.run(
-        [python, "-m", "bench.catalogue.worker", *engines],
+        [python, "-m", "bench.catalogue.catalogue_worker", *engines],
         capture_output=True,
         text=True,
         timeout=WORKER_TIMEOUT_S,

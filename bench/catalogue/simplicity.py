@@ -3,7 +3,7 @@
 The article: "little code for simple cases, more than hand-written for complex ones (an agent
 with memory, several tools and a custom stop condition needs eight imports and ~20 lines of
 setup before any logic)". Two programs per engine (``bench/catalogue/programs/``), each
-counted whole by ``bench.codesize`` (statements, imports included, docstrings not), each
+counted whole by ``bench.engines.codesize`` (statements, imports included, docstrings not), each
 run against its own scenario and checked:
 
 - **simple** (``simplicity_weather``): one tool, one question. The answer carries the
@@ -27,8 +27,8 @@ from typing import Any, Literal
 from bench.catalogue.harness import catalogue_mock
 from bench.catalogue.kit import chat_model_factory
 from bench.catalogue.observe import Request, request_from_mock
-from bench.codesize import measure_target
-from bench.mockllm import MockLLM
+from bench.engines.codesize import measure_target
+from bench.referee import MockLLM
 
 Case = Literal["simple", "complex"]
 CASES: tuple[Case, ...] = ("simple", "complex")

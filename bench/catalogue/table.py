@@ -1,7 +1,7 @@
 """The catalogue, declared once: every engine × customisation cell, its code, what it leans on.
 
 A ``Cell`` names the function that implements it (``module:function``, one function per
-cell so that ``bench.codesize`` counts it), the internals it needs — ``()`` when it uses
+cell so that ``bench.engines.codesize`` counts it), the internals it needs — ``()`` when it uses
 only public, documented API, else the kinds of ``bench.catalogue.internals`` it relies on
 (a test checks this against the source) — and a note on how it is done. A cell that cannot be
 done with public API has no code (``build=None``) and says why in its note: that is a result.
@@ -43,7 +43,7 @@ class Cell:
 
     @property
     def target(self) -> str | None:
-        """``file.py::name`` for ``bench.codesize`` (None when there is no code)."""
+        """``file.py::name`` for ``bench.engines.codesize`` (None when there is no code)."""
         if not self.implemented:
             return None
         return f"{self.module.replace('.', '/')}.py::{self.customisation}"

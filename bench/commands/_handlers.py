@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.errors import UsageError
+
 if TYPE_CHECKING:  # imported when used: the CLI builds its parser before any command runs
     from scenarios import HandlerPolicy, Scenario
 
@@ -33,7 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def policy(args: argparse.Namespace) -> HandlerPolicy:
     """The policy the options ask for; a --handlers-from that is no directory is a usage error."""
-    from bench.cli import UsageError
     from scenarios import HandlerPolicy
 
     for directory in args.handlers_from:
@@ -45,7 +46,6 @@ def policy(args: argparse.Namespace) -> HandlerPolicy:
 def require_allowed(scenarios: Iterable[Scenario], handlers: HandlerPolicy) -> None:
     """Refuse (one line) when a scenario names a handler the policy refuses or that cannot be
     imported; allowed handlers are imported here, before any run starts."""
-    from bench.cli import UsageError
     from scenarios import handler_problems
 
     problems = [

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from bench.commands.record import add_naming_arguments, redactor, scenario_name, summarise
+from bench.errors import UsageError
 
 
 def add_arguments(command: argparse.ArgumentParser) -> None:
@@ -17,7 +18,6 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
     from bench.record import LogError, build_scenarios, read_log, write_scenario
     from scenarios import BUILTIN_DIR
 

@@ -8,6 +8,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench.commands._options import writable_dir
+from bench.errors import UsageError
+
 HELP = (
     "Run every customisation of the catalogue on each engine (its effect checked against the "
     "mock, its statements counted, its use of internals read from the source) and the "
@@ -25,7 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from bench.catalogue.run import run_catalogue, write_catalogue
     from bench.catalogue.table import FAMILIES
-    from bench.cli import UsageError, writable_dir
     from bench.report.catalogue import console_table
 
     engines = None

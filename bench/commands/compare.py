@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from bench.errors import UsageError
+
 HELP = "Compare two runs: ratio of medians per benchmark and a Mann-Whitney U test (pyperf-style)."
 
 
@@ -22,12 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
-    from bench.compare import compare_runs, load_run, render
+    from bench.results.compare import compare_runs, load_run, render
 
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, not {args.alpha}")
-    # an unreadable run folder (bench.results.load.RunFolderError) is one line, exit 2 (cli)
+    # an unreadable run folder (bench.results.folder.RunFolderError) is one line, exit 2 (cli)
     ref, changed = load_run(args.run_a), load_run(args.run_b)
     comparisons = compare_runs(ref, changed, metric=args.metric, alpha=args.alpha)
     print(render(ref, changed, comparisons, metric=args.metric, alpha=args.alpha), end="")

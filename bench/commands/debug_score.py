@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 
 from bench.commands import _handlers as handler_options
+from bench.commands._options import check_range, writable_dir
+from bench.errors import UsageError
 
 HELP = "Capture and score every engine's debug modes; write debuggability.csv into a run folder."
 
@@ -40,7 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _names(value: str | None, valid: list[str], what: str) -> list[str] | None:
-    from bench.cli import UsageError
 
     if value is None:
         return None
@@ -57,10 +58,14 @@ def _names(value: str | None, valid: list[str], what: str) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError, check_range, writable_dir
-    from bench.debug.results import markdown_table, read_rows, score_run_dir, write_debuggability
+    from bench.debuggability.results import (
+        markdown_table,
+        read_rows,
+        score_run_dir,
+        write_debuggability,
+    )
     from bench.engines import ENGINE_NAMES
-    from bench.tools import allow_handlers
+    from bench.engines.kit.tools import allow_handlers
     from scenarios import ScenarioError, load_scenarios
 
     check_range("--cost-runs", args.cost_runs, 1, 1000)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from bench.commands._options import check_range
+from bench.errors import UsageError
+
 HELP = "Run the scripted mock LLM (serve: an OpenAI-compatible server on 127.0.0.1)."
 
 
@@ -12,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve = sub.add_parser("serve", help="serve POST /v1/chat/completions on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8765, help="TCP port (0 picks a free one)")
     serve.add_argument("--scenario-dir", help="directory of scenario YAML files")
-    # the names of bench.mockllm.latency.PROFILE_NAMES (not imported: the CLI starts fast)
+    # the names of bench.referee.latency.PROFILE_NAMES (not imported: the CLI starts fast)
     serve.add_argument(
         "--latency", choices=["zero", "realistic", "ttft", "recorded"], default="zero"
     )
@@ -32,8 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError, check_range
-    from bench.mockllm.server import serve
+    from bench.referee.server import serve
     from scenarios import ScenarioError
 
     if not 0 <= args.port <= 65535:

@@ -6,6 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from bench.commands._options import writable_dir
+from bench.errors import UsageError
+
 HELP = (
     "Switch each engine from OpenAI to Anthropic's Messages API (ChatAnthropic, our "
     "AnthropicChatClient) and check it on a few scenarios against the mock: whether it works, "
@@ -24,10 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError, writable_dir
     from bench.multimodel.check import SCENARIOS, run_check
     from bench.report.multimodel import console_table
-    from bench.results.load import read_multimodel
+    from bench.results.folder import read_multimodel
     from scenarios import ScenarioError, load_scenarios
 
     out = Path(args.out)

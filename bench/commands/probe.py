@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.errors import UsageError
+
 HELP = (
     "Profile each engine on the happy-path scenarios in a fresh process (calls per step, "
     "stack depth to the HTTP send and the tool body, time by package) into DIR/profile.jsonl."
@@ -29,18 +31,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run_config(out: Path) -> dict:
     from bench.results.files import META
-    from bench.results.load import read_meta
+    from bench.results.folder import read_meta
 
     meta = read_meta(out / META) if out.is_dir() else None
     return (meta or {}).get("config") or {}
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
+    from bench.engines.plugins import engine_targets
     from bench.probe.report import console_table
     from bench.probe.run import default_config, probe_engines, probed_engines
-    from bench.results.load import read_rows
-    from bench.runner.registry import engine_targets
+    from bench.results.folder import read_rows
     from scenarios import ScenarioError, load_scenarios
 
     out = Path(args.out)

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.errors import UsageError
+
 if TYPE_CHECKING:
     from bench.record import Built, Redactor
 
@@ -49,7 +51,6 @@ def add_naming_arguments(parser: argparse.ArgumentParser, default: str) -> None:
 
 def scenario_name(given: str | None, source: str) -> str:
     """``--name``, checked; else a name made from ``source``."""
-    from bench.cli import UsageError
     from bench.record.write import name_from
 
     if given is None:
@@ -63,7 +64,6 @@ def scenario_name(given: str | None, source: str) -> str:
 
 
 def redactor(specs: list[str]) -> Redactor:
-    from bench.cli import UsageError
     from bench.record.redact import Redactor
 
     try:
@@ -73,7 +73,6 @@ def redactor(specs: list[str]) -> Redactor:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
     from bench.record.proxy import serve
     from bench.record.session import RecordingSession
 

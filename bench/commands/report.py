@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench.commands._options import writable_dir
+from bench.errors import UsageError
+
 HELP = "Write the decision report of a run: charts/, report.md and a self-contained report.html."
 
 
@@ -21,10 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError, writable_dir
     from bench.report.build import build_report
-    from bench.report.load import load_run_dir
-    from bench.results.load import RunFolderError
+    from bench.report.from_folder import load_run_dir
+    from bench.results.folder import RunFolderError
 
     run_dir = Path(args.run_dir)
     # an unreadable run folder (RunFolderError) is one line and exit 2 (bench.cli)

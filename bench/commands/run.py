@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.commands import _handlers as handler_options
+from bench.commands._options import check_range, writable_dir
+from bench.errors import UsageError
 
 HELP = "Measure engines on scenarios (isolated workers, interleaved rounds) into reports/<run-id>/."
 
 _LIST_HELP = "comma-separated names, or 'all' (default: all)"
-# bounds of the load phase's numbers (bench.runner.loadplan keeps the same)
+# bounds of the load phase's numbers (bench.runner.phases.load.plan keeps the same)
 _MAX_RATE = 5000.0
 _MAX_PROCESSES = 64
 _WINDOW = (0.1, 60.0)
@@ -108,7 +110,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _names(value: str | None, valid: tuple[str, ...], what: str) -> tuple[str, ...]:
-    from bench.cli import UsageError
 
     if value is None or value.strip() == "all":
         return valid
@@ -124,7 +125,6 @@ def _names(value: str | None, valid: tuple[str, ...], what: str) -> tuple[str, .
 
 
 def _levels(value: str | None) -> tuple[int, ...] | None:
-    from bench.cli import UsageError
 
     if value is None:
         return None
@@ -147,7 +147,6 @@ def _levels(value: str | None) -> tuple[int, ...] | None:
 
 def _numbers(option: str, value: str | None, kind: type, low: float, high: float) -> tuple | None:
     """A comma-separated list of numbers within [low, high] (``--load-rates``, ...)."""
-    from bench.cli import UsageError
 
     if value is None:
         return None
@@ -166,7 +165,6 @@ def _numbers(option: str, value: str | None, kind: type, low: float, high: float
 
 
 def _bounded(option: str, value: float | None, low: float, high: float) -> None:
-    from bench.cli import UsageError
 
     if value is not None and not low <= value <= high:
         raise UsageError(f"{option} must be between {low:g} and {high:g}, not {value:g}")
@@ -181,7 +179,6 @@ def _check_load(args: argparse.Namespace) -> None:
 
 def _check_counts(args: argparse.Namespace) -> None:
     """Every number of the command line within its range, before anything is created."""
-    from bench.cli import check_range
 
     check_range("--repeat", args.repeat, *REPEAT_RANGE)
     check_range("--warmup", args.warmup, *WARMUP_RANGE)
@@ -198,8 +195,8 @@ def _resolved(directory: str | None) -> str | None:
 
 def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) -> Any:
     """The RunConfig the command line asks for (defaults filled in)."""
+    from bench.engines.plugins import builtin_engine_names, engine_targets
     from bench.runner.plan import RunConfig
-    from bench.runner.registry import builtin_engine_names, engine_targets
 
     known = tuple(engine_targets())
     engines = (
@@ -285,7 +282,6 @@ _RESUME_FIELDS = {
 
 
 def _stored_config(store: Any) -> Any:
-    from bench.cli import UsageError
     from bench.runner.plan import RunConfig
 
     if not store.path("meta.json").exists():
@@ -294,7 +290,6 @@ def _stored_config(store: Any) -> Any:
 
 
 def _resume_config(args: argparse.Namespace, stored: Any, scenario_names: tuple[str, ...]) -> Any:
-    from bench.cli import UsageError
 
     asked = requested_config(args, scenario_names)
     for option, field in _RESUME_FIELDS.items():
@@ -327,7 +322,6 @@ def scenarios_used(config: Any, scenarios: dict[str, Any]) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError, writable_dir
     from bench.results.store import RunStore
     from scenarios import ScenarioError, load_scenarios
 
@@ -377,8 +371,8 @@ def _execute(
 ) -> int:
     import sys
 
-    from bench import metadata
     from bench.results.files import SCHEMA_VERSION
+    from bench.runner import metadata
     from bench.runner.finish import finish_run
     from bench.runner.orchestrator import Orchestrator
     from bench.runner.progress import make_progress

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from bench.commands import _handlers as handler_options
 from bench.commands import _scenario_import as scenario_import
+from bench.errors import UsageError
 
 if TYPE_CHECKING:
     from scenarios import Scenario
@@ -54,8 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from bench.cli import EXIT_USAGE, UsageError
-    from bench.escape import visible
+    from bench.results.escape import visible
     from scenarios import ScenarioError, handler_problems, load_scenario, scenario_files
 
     handlers = handler_options.policy(args)
@@ -79,7 +79,7 @@ def _validate(args: argparse.Namespace) -> int:
             bad += 1
             print(visible(str(ScenarioError(path, problems))))
     print(f"{len(files) - bad} valid, {bad} invalid ({len(files)} files)")
-    return EXIT_USAGE if bad else 0
+    return UsageError.exit_code if bad else 0
 
 
 def unknown_engines(scenario: Scenario) -> list[str]:
@@ -98,8 +98,7 @@ def _list(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from bench.cli import UsageError
-    from bench.escape import visible
+    from bench.results.escape import visible
     from scenarios import ScenarioError, load_scenarios
 
     try:
@@ -125,7 +124,6 @@ def _list(args: argparse.Namespace) -> int:
 
 def _template_path(template: str, directory: Path) -> Path:
     """Resolve ``--from``: a path to a file, or a scenario name in D, then in the built-ins."""
-    from bench.cli import UsageError
     from scenarios import BUILTIN_DIR, scenario_files
 
     as_path = Path(template)
@@ -157,7 +155,6 @@ def scaffold_text(name: str, source: Path) -> str:
 
 
 def _new(args: argparse.Namespace) -> int:
-    from bench.cli import UsageError
     from scenarios import BUILTIN_DIR, ScenarioError, parse_scenario
 
     name = args.name

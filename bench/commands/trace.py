@@ -7,6 +7,8 @@ import shutil
 import sys
 
 from bench.commands import _handlers as handler_options
+from bench.commands._options import check_range
+from bench.errors import UsageError
 
 HELP = "Run one scenario with a debug mode on and print what that mode shows."
 
@@ -41,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _choose(args: argparse.Namespace) -> list[tuple[str, str]]:
-    from bench.cli import UsageError
-    from bench.debug.modes import ENGINE_MODES
+    from bench.debuggability.modes import ENGINE_MODES
     from bench.engines import ENGINE_NAMES
 
     engines: list[str] = args.engine
@@ -68,7 +69,6 @@ def _choose(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _scenario(args: argparse.Namespace):
-    from bench.cli import UsageError
     from scenarios import ScenarioError, load_scenarios
 
     try:
@@ -83,8 +83,7 @@ def _scenario(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.cli import check_range
-    from bench.tools import allow_handlers
+    from bench.engines.kit.tools import allow_handlers
 
     check_range("--width", args.width, 40, 1000)
     chosen = _choose(args)
@@ -93,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     handler_options.require_allowed([scenario], handlers)
     allow_handlers(handlers)
 
-    from bench.debug.capture import capture
-    from bench.debug.render import EMPTY, score_line, side_by_side
-    from bench.debug.score import score_output
+    from bench.debuggability.capture import capture
+    from bench.debuggability.render import EMPTY, score_line, side_by_side
+    from bench.debuggability.score import score_output
 
     captures = [capture(engine, scenario, mode) for engine, mode in chosen]
     out = sys.stdout

@@ -1,30 +1,22 @@
 """The engines: every contender behind one interface (see ``base.py``).
 
-Each engine is declared once, in ``registry.py``. Engines are imported lazily by name, so a
-worker measuring the scheduler never imports LangChain (import cost and module counts are
-part of what we measure).
+Each engine is declared once, in ``registry.py``; ``plugins.create_engine`` builds one by name
+(plug-ins too). Engines are imported lazily by name, so a worker measuring the scheduler
+never imports LangChain (import cost and module counts are part of what we measure).
 """
 
 from __future__ import annotations
 
-import importlib
-
 from bench.engines.base import Engine, RunContext, RunRecord, ToolCallRecord
-from bench.engines.registry import ENGINE_NAMES, REGISTRY, UnknownEngineError, engines_where
+from bench.engines.plugins import create_engine
+from bench.engines.registry import ENGINE_NAMES, REGISTRY, engines_where
+from bench.errors import UnknownEngineError
 
 # engine name -> "module:Class"; the order is the report's order
 ENGINES: dict[str, str] = {name: spec.target for name, spec in REGISTRY.items()}
 # the engines that run in the harness's own interpreter (the others run in their own
 # environments, bench.envs: only their workers can import them)
 MAIN_ENGINES: tuple[str, ...] = engines_where(environment="main")
-
-
-def create_engine(name: str) -> Engine:
-    """Import and build the engine called ``name``."""
-    if name not in ENGINES:
-        raise UnknownEngineError(name)
-    module_name, class_name = ENGINES[name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)()
 
 
 __all__ = [

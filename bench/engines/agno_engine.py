@@ -38,9 +38,9 @@ from agno.run.base import RunStatus
 from agno.tools.function import Function
 
 from bench.engines.common import Outcome
+from bench.engines.kit.tools import ScenarioTool, build_tools
 from bench.engines.peers import API_KEY, PeerEngine, PeerPrepared, answered, mock_base_url
 from bench.engines.peers import model_name as scenario_model
-from bench.tools import ScenarioTool, build_tools
 
 
 def function(tool: ScenarioTool) -> Function:

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bench.mockllm import LatencyProfile, MockLLM
+from bench.referee import LatencyProfile, MockLLM
 from scenarios import Scenario
 
 RunStatus = Literal["completed", "failed", "aborted", "error"]

@@ -1,6 +1,6 @@
 """What every engine shares: the timed run, the accounting after it, the transports.
 
-``RecordingEngine.run`` opens a ``RunLog`` (``bench.recording``), times the engine's
+``RecordingEngine.run`` opens a ``RunLog`` (``bench.engines.kit.runlog``), times the engine's
 ``execute`` with ``perf_counter`` (wall) and ``process_time`` (CPU of this process), turns any
 exception into an ``error`` outcome, and only *then* — outside the timed region — parses the
 recorded request bodies and counts their tokens.
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.engines.base import Engine, RunContext, RunRecord, RunStatus, ToolCallRecord
-from bench.mockllm import LatencyProfile, MockLLM
-from bench.recording import RunLog, end_log, recording_client, start_log
-from bench.ttft import reply_total_s, reply_ttft_s
+from bench.engines.kit.runlog import RunLog, end_log, recording_client, start_log
+from bench.engines.kit.ttft import reply_total_s, reply_ttft_s
+from bench.referee import LatencyProfile, MockLLM
 from scenarios import Scenario
 
 CHAT_PATH_SUFFIX = "/chat/completions"
@@ -69,7 +69,7 @@ class Accounting:
         )
 
     def account(self, log: RunLog, *, ttft: bool = False) -> dict[str, Any]:
-        """Counts of one run; with ``ttft``, also ``scripted_ttft_ms`` (see ``bench.ttft``):
+        """Counts of one run; with ``ttft``, also ``scripted_ttft_ms`` (see ``bench.engines.kit.ttft``):
         the mock latency before the last answered request, that request's time to its first
         answer token, and the tool time."""
         chat = [x for x in log.exchanges if x.path.endswith(CHAT_PATH_SUFFIX)]

@@ -56,10 +56,10 @@ from typing import Any
 
 import langchain_baseline as lcb
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
-from bench.mockllm.transport import BASE_URL
-from bench.recording import current_log
-from bench.tools import build_tools
-from bench.ttft import react_answer_started
+from bench.engines.kit.runlog import current_log
+from bench.engines.kit.tools import build_tools
+from bench.engines.kit.ttft import react_answer_started
+from bench.referee.transport import BASE_URL
 
 # the harness's own guard, past the framework's deadline: only hit if the framework's fails
 _GUARD_FACTOR, _GUARD_EXTRA_S = 1.5, 1.0

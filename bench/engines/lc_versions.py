@@ -5,7 +5,7 @@ Each engine is ``bench.engines.langchain_engines.AgentExecutorEngine`` — today
 (``bench/envs/langchain-<line>/``). Where that code does not import or run on the line, the
 smallest change that makes it run is a function here, applied before the baseline is
 imported; the registry's ``adapter_code`` names those functions, so their size is counted
-(``bench.codesize``) and nothing else is. ``bench.envs.versions`` probes, in each
+(``bench.engines.codesize``) and nothing else is. ``bench.runner.phases.version_probe`` probes, in each
 environment, whether the unchanged code runs and what it warns.
 
 One more difference is the harness's, not the user's, and is not counted: openai 1.x and
@@ -148,7 +148,7 @@ class AgentExecutor1Engine(_VersionedExecutor):
 
 class UnchangedExecutor(_VersionedExecutor):
     """Today's baseline with no change at all (only the harness's recording client): what
-    ``bench.envs.versions`` tries first on every line."""
+    ``bench.runner.phases.version_probe`` tries first on every line."""
 
     name = "lc-agentexecutor"
     description = "today's AgentExecutor baseline, unchanged"

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from workflows.errors import WorkflowRuntimeError
 
 from bench.engines.common import Outcome
+from bench.engines.kit.tools import ScenarioTool, build_tools
 from bench.engines.peers import (
     API_KEY,
     PeerEngine,
@@ -46,7 +47,6 @@ from bench.engines.peers import (
     model_name,
     openai_http_lib,
 )
-from bench.tools import ScenarioTool, build_tools
 
 # the window a user declares for a gpt-4o-class model (LlamaIndex's default 3,900 would
 # make its chat memory drop messages that every other engine sends)

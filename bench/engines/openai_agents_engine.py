@@ -41,8 +41,8 @@ from agents import (
 )
 
 from bench.engines.common import Outcome
+from bench.engines.kit.tools import ScenarioTool, build_tools
 from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
-from bench.tools import ScenarioTool, build_tools
 
 set_tracing_disabled(True)
 

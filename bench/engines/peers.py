@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
-from bench.mockllm.transport import BASE_URL
+from bench.referee.transport import BASE_URL
 
 API_KEY = "sk-schedbench-mock"
 
@@ -141,7 +141,7 @@ class PeerEngine(RecordingEngine):
     def classify(self, exc: BaseException, p: PeerPrepared) -> Outcome:
         """Map an exception that escaped the framework onto a status and termination."""
         from bench.engines.common import exception_outcome
-        from bench.recording import current_log
+        from bench.engines.kit.runlog import current_log
 
         return classify_llm_error(exc) or failed_tool(exc, current_log()) or exception_outcome(exc)
 

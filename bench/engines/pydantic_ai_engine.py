@@ -35,6 +35,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.usage import UsageLimits
 
 from bench.engines.common import Outcome
+from bench.engines.kit.tools import ScenarioTool, build_tools
 from bench.engines.peers import (
     API_KEY,
     PeerEngine,
@@ -44,7 +45,6 @@ from bench.engines.peers import (
     model_name,
     openai_http_lib,
 )
-from bench.tools import ScenarioTool, build_tools
 
 
 def schema_tool(tool: ScenarioTool) -> Tool:

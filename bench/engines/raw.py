@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
-from bench.mockllm.transport import BASE_URL
-from bench.tools import ScenarioTool, build_tools
+from bench.engines.kit.tools import ScenarioTool, build_tools
+from bench.referee.transport import BASE_URL
 
 
 class LLMCallFailed(Exception):

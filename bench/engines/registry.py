@@ -34,6 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bench.errors import UnknownEngineError
+
 Role = Literal["floor", "self-built", "framework"]
 Configuration = Literal["default", "production"]
 
@@ -76,7 +78,7 @@ class EngineSpec:
     variant_of: str | None = None  # the engine this is a reduced variant of
     # production engines: the code of their configuration, as (part, target) with part
     # "built-in" (the framework's own features, configured) or "custom" (code its users
-    # write); targets as bench.codesize reads them (file, directory or file.py::name)
+    # write); targets as bench.engines.codesize reads them (file, directory or file.py::name)
     config_code: tuple[tuple[str, str], ...] = ()
     # the LangChain version matrix: the line this engine pins ("0.1", ... "1"); None for
     # every other engine. The report keeps these out of the family columns (versions.json)
@@ -85,7 +87,7 @@ class EngineSpec:
     # small); empty: every scenario and every phase
     scenarios: tuple[str, ...] = ()
     # the statements of a version adapter's changes to today's baseline code, as
-    # bench.codesize targets (empty: the baseline runs unchanged)
+    # bench.engines.codesize targets (empty: the baseline runs unchanged)
     adapter_code: tuple[str, ...] = ()
 
     @property
@@ -489,17 +491,12 @@ REPRESENTATIVE: dict[str, str] = {
 }
 
 
-class UnknownEngineError(ValueError):
-    def __init__(self, name: str):
-        super().__init__(f"unknown engine {name!r}; valid engines: {', '.join(ENGINE_NAMES)}")
-
-
 def spec(name: str) -> EngineSpec:
     """The spec of a built-in engine (``UnknownEngineError`` otherwise)."""
     try:
         return REGISTRY[name]
     except KeyError:
-        raise UnknownEngineError(name) from None
+        raise UnknownEngineError(name, ENGINE_NAMES) from None
 
 
 def engines_where(**fields: object) -> tuple[str, ...]:

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
-from bench.mockllm.transport import BASE_URL
-from bench.tools import build_tools
+from bench.engines.kit.tools import build_tools
+from bench.referee.transport import BASE_URL
 from scheduler import AgentConfig, ContentDelta, LightweightAgent, RunFinished, ToolSpec
 from scheduler.llm import OpenAIChatClient
 

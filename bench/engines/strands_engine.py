@@ -37,8 +37,8 @@ from strands.models.openai import OpenAIModel
 from strands.tools.tools import PythonAgentTool
 
 from bench.engines.common import Outcome
+from bench.engines.kit.tools import ScenarioTool, build_tools
 from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
-from bench.tools import ScenarioTool, build_tools
 
 
 def agent_tool(tool: ScenarioTool) -> PythonAgentTool:

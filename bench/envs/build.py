@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import PROJECT_ROOT
+from bench.errors import EnvironmentUnavailable
+
 MAIN = "main"
 RECIPE = 2  # bump when the way an environment is built changes: every one is rebuilt
 ENV_VAR = "SCHEDBENCH_ENVS_DIR"
 SPEC_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = SPEC_DIR.parent.parent
+
 STAMP = "schedbench-env.json"
 BUILD_TIMEOUT_S = 1200.0
 _TAIL_LINES = 20
@@ -31,15 +34,6 @@ _PACKAGES = (
     "import importlib.metadata as m, json; "
     "print(json.dumps(sorted({d.metadata['Name']: d.version for d in m.distributions()}.items())))"
 )
-
-
-class EnvironmentUnavailable(Exception):
-    """An environment could not be built (or is not declared); ``reason`` says why."""
-
-    def __init__(self, name: str, reason: str):
-        super().__init__(f"environment {name!r} could not be built: {reason}")
-        self.name = name
-        self.reason = reason
 
 
 @dataclass(frozen=True)

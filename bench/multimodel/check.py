@@ -20,17 +20,17 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from bench.engines.base import RunContext, RunRecord, ToolCallRecord
 from bench.engines.common import exception_outcome
-from bench.mockllm import MockLLM
+from bench.engines.kit.runlog import end_log, start_log
 from bench.multimodel.server import ThreadedMockServer
 from bench.multimodel.statements import statements_changed
 from bench.multimodel.variants import VARIANTS, Variant
-from bench.recording import end_log, start_log
+from bench.referee import MockLLM
 from bench.results.files import MULTIMODEL, dumps_line
 from bench.results.rows import MultiModelCheck, MultiModelFile, MultiModelRow
+from bench.runner.expectations import observed
 from scenarios import Scenario
 
 SCHEMA_VERSION = 1
@@ -47,12 +47,6 @@ def _version(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
-
-
-def _observed(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
-    from bench.runner.worker import observed
-
-    return observed(record, scenario)
 
 
 async def check_one(
@@ -124,7 +118,7 @@ def scenario_misses(record: RunRecord, scenario: Scenario) -> list[str]:
     """How the run differs from the scenario's expectations for its engine."""
     from scenarios.expect import misses
 
-    return misses(scenario.expect.for_engine(record.engine), _observed(record, scenario))
+    return misses(scenario.expect.for_engine(record.engine), observed(record, scenario))
 
 
 def _note(variant: Variant, checks: Sequence[MultiModelCheck]) -> str:

@@ -1,6 +1,6 @@
 """The loopback mock for the multi-model check, served from a thread of the checking process.
 
-A real HTTP server on 127.0.0.1 (``bench.mockllm.server``: starlette + uvicorn, TCP_NODELAY),
+A real HTTP server on 127.0.0.1 (``bench.referee.server``: starlette + uvicorn, TCP_NODELAY),
 as the benchmark's loopback transport uses, but in a thread of this process so that the
 mock's record of every request it received (``MockLLM.requests``) can be read after each
 check: ``ChatAnthropic`` builds its own HTTP client (it takes no client to record through),
@@ -16,8 +16,8 @@ from types import TracebackType
 
 import uvicorn
 
-from bench.mockllm import MockLLM
-from bench.mockllm.server import HOST, DeadlineProtocol, _listening_socket, create_app
+from bench.referee import MockLLM
+from bench.referee.server import HOST, DeadlineProtocol, _listening_socket, create_app
 
 START_TIMEOUT_S = 10.0
 

@@ -10,7 +10,7 @@ is one change). Of a compound statement only the header is compared: an ``if`` w
 condition changed is one change, a statement added in its body is another.
 
 Targets name a function as ``path.py::name`` or a method as ``path.py::Class.method``,
-relative to the repository (``bench.codesize.PROJECT_ROOT``).
+relative to the repository (``bench.PROJECT_ROOT``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import ast
 import difflib
 from pathlib import Path
 
-from bench.codesize import PROJECT_ROOT
+from bench import PROJECT_ROOT
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 Function = ast.FunctionDef | ast.AsyncFunctionDef

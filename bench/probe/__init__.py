@@ -13,6 +13,6 @@ goes through passes (``measure``):
 
 ``groups`` says which package a frame belongs to; ``run`` is the parent that writes
 ``profile.jsonl``; ``report`` prints its console table. The hooks it needs in the timed path
-(``bench.recording.EDGE_HOOK``) are None except while the probe runs. Method and caveats:
+(``bench.engines.kit.runlog.EDGE_HOOK``) are None except while the probe runs. Method and caveats:
 docs/measurement.md, "The profiling probe".
 """

@@ -37,8 +37,8 @@ PROBE = "probe"
 def harness_roots() -> frozenset[CodeType]:
     """The functions whose whole subtree is the harness's own cost: the mock LLM's handler
     and the scenario tools' bodies."""
-    from bench.mockllm.core import MockLLM
-    from bench.tools import ScenarioTool
+    from bench.engines.kit.tools import ScenarioTool
+    from bench.referee.core import MockLLM
 
     return frozenset(f.__code__ for f in (MockLLM.handle, ScenarioTool.acall, ScenarioTool.call))
 

@@ -3,7 +3,7 @@
 The caller's entry is the engine's ``execute`` (``bench.engines.common.RecordingEngine``): the
 call that wraps what a user writes (``agent.run``, ``executor.ainvoke``, ``graph.ainvoke``).
 When a request reaches the recording transport (``RecordingAsyncTransport.handle_async_request``)
-or a scenario tool's body starts (``ScenarioTool.acall``), ``bench.recording.EDGE_HOOK`` calls
+or a scenario tool's body starts (``ScenarioTool.acall``), ``bench.engines.kit.runlog.EDGE_HOOK`` calls
 ``EdgeProbe.hit``, which walks the **logical** stack from there back to ``execute``:
 
 - inside one asyncio task, the frames of the awaiting coroutines (and async generators) are on
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
 
-from bench import recording
+from bench.engines.kit import runlog
 from bench.probe.groups import class_of, group_of
 
 Frame = tuple[CodeType, str]  # a frame's code and its module name
@@ -114,15 +114,15 @@ class EdgeProbe:
     # -- installing ----------------------------------------------------------------------
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
-        if recording.EDGE_HOOK is not None:
+        if runlog.EDGE_HOOK is not None:
             raise RuntimeError("an edge probe is already installed")
         self._loop = loop
         self._previous_factory = loop.get_task_factory()
         loop.set_task_factory(self._task_factory)
-        recording.EDGE_HOOK = self.hit
+        runlog.EDGE_HOOK = self.hit
 
     def uninstall(self) -> None:
-        recording.EDGE_HOOK = None
+        runlog.EDGE_HOOK = None
         if self._loop is not None:
             self._loop.set_task_factory(self._previous_factory)
             self._loop = None
@@ -165,7 +165,7 @@ class EdgeProbe:
         return frames
 
     def hit(self, edge: str) -> None:
-        """Called by the edge itself (``bench.recording.EDGE_HOOK``)."""
+        """Called by the edge itself (``bench.engines.kit.runlog.EDGE_HOOK``)."""
         frames = self._logical(sys._getframe(1))
         outermost = max(
             (i for i, (code, _) in enumerate(frames) if code in self.anchors), default=None

@@ -31,13 +31,13 @@ from typing import Any
 
 from bench.engines.base import RunContext
 from bench.engines.common import CHAT_PATH_SUFFIX, Outcome, RecordingEngine
-from bench.mockllm import LatencyProfile, MockLLM
-from bench.mockllm.transport import BASE_URL
+from bench.engines.kit.runlog import end_log, start_log
 from bench.probe.counting import CallCounter, harness_roots
 from bench.probe.edges import EdgeProbe, EdgeStack
 from bench.probe.sampling import Sampler
 from bench.probe.timing import grouped_tottime
-from bench.recording import end_log, start_log
+from bench.referee import LatencyProfile, MockLLM
+from bench.referee.transport import BASE_URL
 from scenarios import Scenario
 
 
@@ -217,7 +217,7 @@ async def probe_scenario(
         }
 
     gc.collect()
-    from bench.mockllm.core import MockLLM
+    from bench.referee.core import MockLLM
 
     sampled = []
     sampler = Sampler(roots, interval_s=plan.sample_interval_s, mock_code=MockLLM.handle.__code__)

@@ -1,6 +1,6 @@
 """The parent side of the probe: one fresh worker process per engine, rows into profile.jsonl.
 
-``probe_engines`` runs ``python -m bench.probe.worker`` for each engine in turn (never two at
+``probe_engines`` runs ``python -m bench.probe.probe_worker`` for each engine in turn (never two at
 once: the machine has two cores and the probe times things), reads its rows and appends them
 to ``profile.jsonl`` in the run folder (``bench.results.files.PROFILE``), each line flushed as
 it arrives. A worker that dies, hangs or cannot start leaves an ``error`` row for its engine
@@ -82,7 +82,7 @@ def default_config(
 
 
 def _env() -> dict[str, str]:
-    from bench.runner.orchestrator import worker_env
+    from bench.runner.process import worker_env
 
     return worker_env()
 
@@ -98,7 +98,7 @@ def _interpreter(engine: str) -> str:
 
 
 def _worker_command(engine: str, config: ProbeConfig) -> list[str]:
-    command = [_interpreter(engine), "-m", "bench.probe.worker", "--engine", engine]
+    command = [_interpreter(engine), "-m", "bench.probe.probe_worker", "--engine", engine]
     command += ["--scenarios", ",".join(config.scenarios)]
     if config.marginal:
         command += ["--marginal", config.marginal]

@@ -39,6 +39,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+from bench.errors import BuildError
 from bench.record.exchange import Exchange
 from scenarios.schema import (
     Expect,
@@ -57,10 +58,6 @@ TAG = "recorded"
 FINAL_EXCERPT_CHARS = 80
 _SYSTEM_ROLES = ("system", "developer")
 _DEFAULT_LIMITS = Limits()
-
-
-class BuildError(ValueError):
-    """A recording that cannot become a scenario; the message names the exchange."""
 
 
 @dataclass

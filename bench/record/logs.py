@@ -29,14 +29,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bench.errors import LogError
 from bench.record.exchange import Exchange
 from bench.record.redact import Redactor, header_secrets
 from bench.record.stream import StreamAssembler
 from scenarios.schema import TurnTiming
-
-
-class LogError(ValueError):
-    """A log that cannot be read; ``str()`` is ``FILE:LINE: reason``."""
 
 
 def _first(line: Mapping[str, Any], *keys: str) -> Any:

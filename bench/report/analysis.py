@@ -18,13 +18,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from bench.report.model import (
+from bench.report.frames import (
     RAW,
     RunData,
     order_engines,
 )
 from bench.results import metrics, stats
-from bench.results.load import run_seed
+from bench.results.folder import run_seed
 from scenarios.expect import misses as expect_misses
 
 REFERENCE_SCENARIO = "customer_returns"

@@ -1,4 +1,4 @@
-"""The ``--baseline`` section: this run against an earlier one, judged by ``bench.compare``.
+"""The ``--baseline`` section: this run against an earlier one, judged by ``bench.results.compare``.
 
 The statistics are the runner's (``schedbench compare``: ratio of medians and a two-sided
 Mann–Whitney U test per engine × scenario × latency × transport); this module only lays
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import compare
 from bench.report.document import Block, Bullets, Cell, Note, Paragraph, Table
-from bench.results import fmt, stats
+from bench.results import compare, fmt, stats
 
 
 def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms") -> list[Block]:

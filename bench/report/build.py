@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.report import charts as charts_mod
-from bench.report import loadreport, multimodel, sections
+from bench.report import load_section, multimodel, sections
 from bench.report.catalogue import catalogue_section
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
 from bench.report.facts import Facts, compute_facts
-from bench.report.model import RunData
+from bench.report.frames import RunData
 from bench.report.rules import Claim, Rating, claims_ledger, decision_matrix
 from bench.report.versions_section import versions_section
 
@@ -74,7 +74,7 @@ def build_document(
         sections.when_to_choose(data, facts, slots),
         sections.performance(data, slots),
         sections.where_time_goes(data, slots),
-        loadreport.load_phase(data, slots),
+        load_section.load_phase(data, slots),
         sections.tokens(data, slots),
         sections.footprint(data, facts, slots),
         sections.debuggability(data, slots),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.report.document import Bullets, Cell, Note, Paragraph, Section, Table
-from bench.report.model import order_engines
+from bench.report.frames import order_engines
 from bench.results.rows import CatalogueCellRow, CatalogueRecord, SimplicityRow
 
 PUBLIC = "public API"
@@ -84,7 +84,7 @@ def catalogue_table(record: CatalogueRecord) -> Table:
         styled,
         caption="✓ = the effect was proved against the mock (what reached the model and the "
         "tools); the number = statements the cell needs beyond the engine's plain agent "
-        "(formatting-invariant, bench.codesize); then whether it needs private API, "
+        "(formatting-invariant, bench.engines.codesize); then whether it needs private API, "
         "subclassing of internals or monkeypatching (declared per cell and checked "
         "against its source).",
         css="catalogue",

@@ -18,9 +18,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from bench.probe.groups import GROUPS
-from bench.report import analysis, loadreport
-from bench.report.model import RunData, order_engines
+from bench.engines.packages import GROUPS
+from bench.errors import NoData
+from bench.report import analysis, load_section
+from bench.report.frames import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
 from bench.results import fmt
 
@@ -40,10 +41,6 @@ RC = {
     "figure.dpi": 100,
     "savefig.dpi": 130,
 }
-
-
-class NoData(Exception):
-    """The chart has nothing to show; the message says what is missing."""
 
 
 def _fig(width: float, height: float, **kw: object) -> Figure:
@@ -744,7 +741,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "state, and latency counts from each run's scheduled start, so queueing shows as the "
         "curve bends up. Solid: p50, dashed: p99; hollow markers: the rate was not sustained "
         "(p95 over the target, errors, or an early stop).",
-        lambda d: load_latency(loadreport.load_frame(d.load_levels)),
+        lambda d: load_latency(load_section.load_frame(d.load_levels)),
     ),
     ChartSpec(
         "capacity",
@@ -752,7 +749,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "The highest offered rate each engine sustained with its p95 within the target (thin "
         "line: up to the first rate it did not), and the cores 100 runs/s need at the CPU per "
         "run measured under load.",
-        lambda d: capacity(loadreport.capacity_frame(d.load_levels)),
+        lambda d: capacity(load_section.capacity_frame(d.load_levels)),
     ),
     ChartSpec(
         "overhead_share",
@@ -826,7 +823,7 @@ def save(spec: ChartSpec, data: RunData, out_dir: Path) -> tuple[Path, Path]:
 # ---------------------------------------------------------------------------------------------
 # the profiling probe (bench.probe; the lead wires it into CHARTS and the report)
 
-# one colour per package group (``bench.probe.groups.GROUPS``), stable across charts; LangChain's
+# one colour per package group (``bench.engines.packages.GROUPS``), stable across charts; LangChain's
 # callback and Runnable layers get the hatched segments, so claim 2's share reads in greyscale
 _GROUP_COLORS = dict(
     zip(
@@ -868,7 +865,7 @@ def package_breakdown(shares: pd.DataFrame) -> Figure:
 
     ``shares``: one row per engine × group, columns ``engine``, ``group``, ``share`` (0..1,
     the engine's shares summing to 1) — ``bench.report.probe.breakdown_frame``. Engines in
-    the registry's order; groups in ``bench.probe.groups.GROUPS`` order.
+    the registry's order; groups in ``bench.engines.packages.GROUPS`` order.
     """
     shares = _require(shares, "profiling-probe shares", "share")
     engines = order_engines(shares["engine"])

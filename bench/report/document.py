@@ -4,7 +4,7 @@ Both files are written from the same ``Document``, so they cannot drift apart. E
 in a block is plain text: the renderers escape it for their format (``html.escape`` for
 HTML; for Markdown, whatever could start markup: tags, entities, brackets of links and link
 reference definitions, code spans, table pipes, and a heading, quote or list marker where a
-block starts). Control characters are shown as their escapes (``bench.escape``) in both.
+block starts). Control characters are shown as their escapes (``bench.results.escape``) in both.
 Nothing is ever passed through as markup, so text from scenario files, tools or final
 answers cannot inject anything.
 """
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.escape import visible
+from bench.results.escape import visible
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ on every bootstrap resample, so a rule can be evaluated resample by resample
   engine's plain agent. **False simplicity** (``simplicity``): the statements of each
   engine's simple and complex program that passed its test. All exact (counts).
 - **over-abstraction** (``framework_calls``, ``send_depth``): from the profiling probe, each
-  engine's framework-own Python function calls per LLM step (``bench.probe.groups.
+  engine's framework-own Python function calls per LLM step (``bench.engines.packages.
   FRAMEWORK_GROUPS``; geometric mean over its scenarios) and the frames between its caller
   and the HTTP send; call counts are deterministic (exact).
 - **the LangChain version matrix** (``versions``): versions.json's rows as measured (exact).
@@ -55,9 +55,9 @@ import pandas as pd
 
 from bench.engines.registry import REGISTRY, REPRESENTATIVE
 from bench.report import analysis
-from bench.report.model import RAW, RunData
+from bench.report.frames import RAW, RunData
 from bench.results import pooling, stats
-from bench.results.load import run_seed
+from bench.results.folder import run_seed
 from bench.results.stats import Estimate
 
 RESAMPLES = 1000
@@ -188,7 +188,7 @@ class Facts:
     simplicity_failing: tuple[str, ...] = ()  # "engine case" of programs that failed
     provider_switches: dict[str, ProviderSwitch] = field(default_factory=dict)
     switch_scenarios: tuple[str, ...] = ()  # the scenarios the multi-model check ran
-    yardstick_ms: float | None = None  # the machine's speed (bench.metadata.yardstick_ms)
+    yardstick_ms: float | None = None  # the machine's speed (bench.runner.metadata.yardstick_ms)
     yardstick_end_ms: float | None = None
     notes: tuple[str, ...] = ()
 
@@ -319,7 +319,7 @@ def _framework_calls(data: RunData) -> tuple[dict[str, Estimate], dict[str, floa
     """Per probed engine of a family with framework groups: its framework's own Python
     function calls per LLM step (geometric mean over scenarios; counts are deterministic, so
     exact) and the stack depth to the HTTP send."""
-    from bench.probe.groups import FRAMEWORK_GROUPS
+    from bench.engines.packages import FRAMEWORK_GROUPS
     from bench.results.metrics import probe_rows, profile_by_engine
 
     rows = probe_rows(data.profile)
@@ -346,7 +346,7 @@ def _framework_calls(data: RunData) -> tuple[dict[str, Estimate], dict[str, floa
 def _callback_shares(data: RunData) -> dict[str, Estimate]:
     """Per engine: the share of a run's sampled time in callbacks, tracers and runnables
     (the profiling probe), with its sampling error as a normal parametric bootstrap."""
-    from bench.probe.groups import CALLBACK_RUNNABLE_GROUPS
+    from bench.engines.packages import CALLBACK_RUNNABLE_GROUPS
     from bench.results.metrics import profile_shares, share_standard_error
 
     rows = [r for r in data.profile if getattr(r, "status", None) == "ok"]

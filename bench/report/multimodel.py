@@ -9,7 +9,7 @@ statements the switch changed and what it took; ``console_table`` is the same fo
 from __future__ import annotations
 
 from bench.report.document import Bullets, Cell, Code, Note, Paragraph, Section, Table
-from bench.report.model import RunData, order_engines
+from bench.report.frames import RunData, order_engines
 from bench.results.rows import MultiModelFile, MultiModelRow
 
 P = Paragraph.of

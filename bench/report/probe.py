@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report.document import Table
-from bench.report.model import order_engines
+from bench.report.frames import order_engines
 from bench.results import fmt
 from bench.results.metrics import profile_by_engine
 from bench.results.rows import ProfileRow

@@ -24,7 +24,7 @@ from typing import Any
 from bench.engines.registry import REGISTRY, REPRESENTATIVE, counterpart
 from bench.report.analysis import REFERENCE_LLM_LATENCY_MS, breakeven_latency, overhead_share
 from bench.report.facts import Facts, ProviderSwitch, Side, exact, known
-from bench.report.model import RAW
+from bench.report.frames import RAW
 from bench.report.verdicts import Judgement, Verdict, combine, interval_text, judge, ratio
 from bench.results import fmt
 from bench.results.stats import Estimate

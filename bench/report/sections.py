@@ -32,7 +32,7 @@ from bench.report.document import (
     slug,
 )
 from bench.report.facts import Facts, Side, known
-from bench.report.model import RunData, is_langchain, order_engines
+from bench.report.frames import RunData, is_langchain, order_engines
 from bench.report.rules import (
     RATED,
     UNMEASURED_CLAIMS,

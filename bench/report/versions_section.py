@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from bench.report.document import Bullets, Cell, Note, Paragraph, Section, Table
 from bench.results import fmt
-from bench.results.versions import VersionRow
+from bench.results.rows import VersionRow
 
 COLUMNS = (
     "LangChain line",

@@ -11,6 +11,6 @@
               overhead against raw, TTFT over the scripted floor, throughput, footprint
 - ``fmt``     the formatting of numbers: milliseconds, ratios, percentages, signed values
 
-The console summary, summary.csv (``bench.summary``), ``schedbench compare`` and the report
+The console summary, summary.csv (``bench.results.summary``), ``schedbench compare`` and the report
 all read a run through this package; nothing else computes a statistic.
 """

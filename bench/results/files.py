@@ -23,9 +23,9 @@ reports/<run-id>/
 
 JSON lines are written with ``sort_keys=True`` in a single ``write`` and flushed, so a crash
 loses at most the line being written; a torn last line is skipped on reading (with its line
-number, see ``bench.results.load``) and never glued to the next one. When a row's key appears
+number, see ``bench.results.folder``) and never glued to the next one. When a row's key appears
 twice (a run retried by ``--resume`` after a worker crash), the **later row wins**.
-Writing: ``bench.results.store.RunStore``; reading: ``bench.results.load``.
+Writing: ``bench.results.store.RunStore``; reading: ``bench.results.folder``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ PROFILE = "profile.jsonl"
 LOAD = "load.jsonl"
 MULTIMODEL = "multimodel.json"
 MULTIMODEL_SCHEMA_VERSION = 1
+VERSIONS = "versions.json"  # the LangChain version matrix (bench.results.versions)
 SUMMARY = "summary.csv"
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"

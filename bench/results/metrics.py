@@ -30,10 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.probe.groups import CALLBACK_RUNNABLE_GROUPS, GROUPS
+from bench.engines.packages import CALLBACK_RUNNABLE_GROUPS, GROUPS
 from bench.results import stats
-from bench.results.load import timed
-from bench.results.rows import FootprintRow, ProfileRow, RunRow, ThroughputRow
+from bench.results.rows import FootprintRow, ProfileRow, RunRow, ThroughputRow, timed
 
 BASELINE = "raw"  # the engine ratios and token overheads are taken against
 GROUP_COLUMNS = ("engine", "scenario", "latency", "transport")  # what a cell is

@@ -1,5 +1,6 @@
 """The typed rows of a run directory, and the schema of its meta.json (formats in
-docs/measurement.md). A leaf module: it imports nothing of the harness.
+docs/measurement.md), and the selection of the rows that count (``latest``, ``timed``). A leaf
+module: it imports nothing of the harness but the run directory's layout (``files``).
 
 Rows are validated strictly (a string where a number belongs, a float where an integer
 belongs, a bool where a count belongs: the row is corrupt) but are open: fields this version
@@ -8,9 +9,14 @@ does not know are kept (``model_extra``), so a newer minor version of the runner
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bench.results.files import RUN_KEY
+
+R = TypeVar("R", bound=BaseModel)
 
 
 class Row(BaseModel):
@@ -447,7 +453,7 @@ class Meta(BaseModel):
     python: dict[str, Any] = Field(default_factory=dict)
     machine: dict[str, Any] = Field(default_factory=dict)
     git: dict[str, Any] = Field(default_factory=dict)
-    code_size: list[dict[str, Any]] = Field(default_factory=list)  # bench.codesize rows
+    code_size: list[dict[str, Any]] = Field(default_factory=list)  # bench.engines.codesize rows
     started_at: str | None = None
     ended_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)
@@ -457,3 +463,79 @@ class Meta(BaseModel):
     outcome: dict[str, Any] | None = None
     # engine environment → its interpreter, how it was built and its packages (bench.envs)
     environments: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+# -- versions.json: the LangChain version matrix (bench.results.versions) --
+
+
+class WarningSeen(BaseModel):
+    """One distinct warning (category, message, where it was raised) and how often."""
+
+    model_config = ConfigDict(frozen=True)
+
+    category: str
+    message: str
+    where: str  # module path relative to site-packages, and line
+    count: int = Field(ge=1)
+    deprecation: bool  # a DeprecationWarning, PendingDeprecationWarning or FutureWarning
+
+
+class VersionProbe(BaseModel):
+    """What ``python -m bench.runner.phases.version_probe`` saw in one environment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: str
+    unchanged: bool  # today's code ran the reference scenario as expected, as is
+    unchanged_error: str | None = None
+    adapted: bool  # the registry's engine (with its line's changes) did
+    adapted_error: str | None = None
+    packages: dict[str, str | None] = Field(default_factory=dict)
+    warnings: list[WarningSeen] = Field(default_factory=list)  # of the adapted run
+    unchanged_warnings: list[WarningSeen] = Field(default_factory=list)
+
+
+class VersionRow(BaseModel):
+    """One LangChain line in the version table."""
+
+    model_config = ConfigDict(frozen=True)
+
+    line: str
+    engine: str
+    environment: str
+    packages: dict[str, str | None]
+    runs_unchanged: bool | None  # None: not probed (its environment could not be built)
+    unchanged_error: str | None = None
+    runs_adapted: bool | None = None
+    adapted_error: str | None = None
+    statements_changed: int  # the adapter's statements (0: runs unchanged)
+    adapter_parts: list[str] = Field(default_factory=list)
+    deprecation_warnings: int | None = None  # distinct ones, of the adapted run
+    warnings: list[WarningSeen] = Field(default_factory=list)  # every one of the adapted run
+    unchanged_warnings: list[WarningSeen] = Field(default_factory=list)  # before it failed
+    overhead_per_step_ms: float | None = None  # median over its scenarios
+    overhead_per_step_ms_by_scenario: dict[str, float] = Field(default_factory=dict)
+    import_ms: float | None = None  # the stack probe (a pristine interpreter), median
+    import_modules: float | None = None
+    peak_rss_mb: float | None = None  # its workers, median
+    error: str | None = None  # why it was not probed
+
+
+# -- which rows count --
+
+
+def key_of(row: Any, key: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(row, name) for name in key)
+
+
+def latest(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> list[R]:
+    """One row per key, the last one written, in first-seen order."""
+    by_key: dict[tuple[Any, ...], R] = {}
+    for row in rows:
+        by_key[key_of(row, key)] = row
+    return list(by_key.values())
+
+
+def timed(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> Iterator[R]:
+    """The latest timed rows (warm-ups and superseded rows left out)."""
+    return (r for r in latest(rows, key) if r.phase == "timed")

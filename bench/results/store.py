@@ -2,7 +2,7 @@
 
 Crash-safe by construction (see ``bench.results.files``): one ``write`` per line, flushed at
 once, fsynced after each batch; a line torn by a crash is never glued to the next one.
-Reading goes through ``bench.results.load`` (validated rows, corrupt lines counted);
+Reading goes through ``bench.results.folder`` (validated rows, corrupt lines counted);
 ``read_meta`` and ``rows`` are its shortcuts for a run being resumed.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.results.files import LOGS, META, RUNS, clean, dumps_line
-from bench.results.load import BadMeta, read_meta, read_rows
+from bench.results.folder import BadMeta, read_meta, read_rows
 
 
 class RunStore:

@@ -5,17 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bench.metadata import now_iso, yardstick_ms
 from bench.results import fmt, metrics, stats
 from bench.results.files import FOOTPRINT_CSV, LOAD_CSV, SUMMARY, THROUGHPUT_CSV, TTFT_CSV
-from bench.results.load import RunFolder, finished_repeats, finished_ttft, load_run_folder
-from bench.summary import (
+from bench.results.folder import RunFolder, finished_repeats, finished_ttft, load_run_folder
+from bench.results.summary import (
     build_footprint_table,
     build_summary,
     build_throughput_table,
     build_ttft_table,
     write_csv,
 )
+from bench.runner.metadata import now_iso, yardstick_ms
 
 
 @dataclass(frozen=True)

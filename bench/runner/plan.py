@@ -3,7 +3,7 @@
 A **cell** is one engine × scenario × latency profile. Its timed runs are spread over
 ``rounds``; in round ``r`` every engine runs a **batch** of the cell's runs, engine after
 engine, scenario after scenario, so that machine drift during the run hits all engines
-alike. Each round uses a fresh worker process per engine (see ``bench.runner.worker``).
+alike. Each round uses a fresh worker process per engine (see ``bench.runner.run_worker``).
 
 Repeats are budgeted by the expected duration of a run: a scenario that spends seconds
 waiting on a timeout gets fewer runs than a zero-latency one, so that the default run fits
@@ -73,7 +73,7 @@ class RunConfig:
     # the TTFT phase: each engine's user-facing token stream on one scenario (ttft.jsonl)
     ttft: bool = True
     ttft_scenario: str = "streaming_long_answer"
-    ttft_latency: str = "ttft"  # a LatencyProfile name (bench.mockllm.latency)
+    ttft_latency: str = "ttft"  # a LatencyProfile name (bench.referee.latency)
     ttft_repeat: int = 10  # timed runs per engine
     ttft_warmup: int = 2  # discarded runs before them
     # outcome-only engines (the registry's reduced variants): fault scenarios, this many runs
@@ -82,7 +82,7 @@ class RunConfig:
     # back-offs, not the framework: this many timed runs per engine (None: budgeted as the
     # happy paths are)
     fault_repeat: int | None = 3
-    # the open-loop load phase (load.jsonl; bench.runner.loadphase): Poisson arrivals at a
+    # the open-loop load phase (load.jsonl; bench.runner.phases.load.phase): Poisson arrivals at a
     # sweep of offered rates, one process and one per core, the mock on the load profile
     load: bool = True
     load_engines: tuple[str, ...] | None = None  # None: the registry's default set
@@ -375,8 +375,8 @@ def ttft_scenario(config: RunConfig, available: Mapping[str, Scenario]) -> str |
 
 def ttft_run_s(scenario: Scenario, latency: str) -> float:
     """Expected duration of one TTFT-phase run: the scripted waits plus framework time."""
-    from bench.mockllm import LatencyProfile
-    from bench.ttft import scripted_times_s
+    from bench.engines.kit.ttft import scripted_times_s
+    from bench.referee import LatencyProfile
 
     _floor, scripted = scripted_times_s(scenario, LatencyProfile.named(latency))
     return scripted + len(scenario.script) * _STEP_S * 4  # streaming costs more per step

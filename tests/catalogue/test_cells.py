@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+from bench import PROJECT_ROOT
 from bench.catalogue import SCENARIO_DIR
 from bench.catalogue.customisations import BY_KEY, CUSTOMISATIONS
 from bench.catalogue.harness import plain_failures
 from bench.catalogue.run import environment_of
 from bench.catalogue.table import BASELINE, CELLS, FAMILIES, Cell
-from bench.codesize import PROJECT_ROOT, measure_target
+from bench.engines.codesize import measure_target
 from bench.envs import ensure
 from scenarios import load_scenarios
 
@@ -89,7 +90,7 @@ def test_every_check_fails_on_the_plain_agent(engine: str) -> None:
     else:
         python = ensure(environment).python
         done = subprocess.run(
-            [python, "-m", "bench.catalogue.worker", "--plain", engine],
+            [python, "-m", "bench.catalogue.catalogue_worker", "--plain", engine],
             capture_output=True,
             text=True,
             timeout=300,

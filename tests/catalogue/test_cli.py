@@ -6,7 +6,7 @@ import json
 import re
 
 from bench.cli import main
-from bench.results.load import read_catalogue
+from bench.results.folder import read_catalogue
 
 
 def test_writes_a_catalogue_the_loader_reads(tmp_path, capsys) -> None:

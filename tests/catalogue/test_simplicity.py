@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from bench import PROJECT_ROOT
 from bench.catalogue import simplicity
 from bench.catalogue.observe import Request
 from bench.catalogue.simplicity import (
@@ -16,7 +17,7 @@ from bench.catalogue.simplicity import (
     Backend,
     check_complex,
 )
-from bench.codesize import PROJECT_ROOT, measure_target
+from bench.engines.codesize import measure_target
 
 
 def _row(catalogue: dict[str, Any], engine: str, case: str) -> dict[str, Any]:

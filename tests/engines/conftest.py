@@ -13,8 +13,8 @@ import pytest
 import pytest_asyncio
 
 from bench.engines import MAIN_ENGINES, Engine, RunContext, RunRecord, create_engine
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL
 from scenarios import Scenario, load_scenarios
 
 # a run deadline for tests that set one (else the scenario's limits.run_timeout_s applies)

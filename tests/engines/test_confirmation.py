@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.mockllm import MockLLM
+from bench.referee import MockLLM
 from scenarios import load_scenarios
 from tests.engines.conftest import run_once
 

@@ -12,7 +12,7 @@ import pytest
 
 from bench.engines import MAIN_ENGINES, RunRecord
 from bench.engines.base import TERMINATIONS
-from bench.runner.worker import expectation_failures
+from bench.runner.expectations import expectation_failures
 from scenarios import Scenario, load_scenarios
 from tests.engines.conftest import run_once
 

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import asyncio, json, sys
 from bench.engines import RunContext, create_engine
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL
 from scenarios import load_scenario
 scenario = load_scenario("scenarios/customer_returns.yaml")
 engine = create_engine(sys.argv[1])

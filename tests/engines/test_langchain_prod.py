@@ -13,9 +13,9 @@ import pytest
 
 import langchain_baseline as lcb
 from bench.engines import RunContext
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL
-from bench.tools import build_tools
+from bench.engines.kit.tools import build_tools
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL
 from scenarios import Scenario, load_scenarios
 from tests.engines.conftest import run_once
 from tests.engines.test_fairness import normalise

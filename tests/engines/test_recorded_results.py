@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.recording import end_log, start_log
-from bench.tools import ScenarioTool, ToolFailure
+from bench.engines.kit.runlog import end_log, start_log
+from bench.engines.kit.tools import ScenarioTool, ToolFailure
 from scenarios import ToolDef
 
 TOOL = ToolDef.model_validate(

@@ -7,13 +7,13 @@ import importlib
 
 import pytest
 
-from bench.debug.modes import ENGINE_MODES, MODES
+from bench.debuggability.modes import ENGINE_MODES, MODES
 from bench.engines import ENGINES, create_engine
 from bench.engines.registry import ENGINE_NAMES, REGISTRY, counterpart, engines_where, spec
 from bench.envs import MAIN, environments
-from bench.footprint import ENGINE_STACKS
-from bench.report.model import ENGINE_ORDER, family, is_langchain
+from bench.report.frames import ENGINE_ORDER, family, is_langchain
 from bench.report.palette import STYLES
+from bench.runner.phases.footprint import ENGINE_STACKS
 
 
 @pytest.mark.parametrize("name", ENGINE_NAMES)
@@ -68,7 +68,7 @@ def test_the_production_scheduler_is_paired_like_for_like() -> None:
 def test_every_production_configuration_declares_its_built_in_and_custom_code():
     # the report splits a production score into what built-ins and custom code achieve, with
     # the statements of each: a production engine without its code would read "0 statements"
-    from bench.codesize import measure_target
+    from bench.engines.codesize import measure_target
     from bench.engines.registry import SPECS
 
     for engine in SPECS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.engines import MAIN_ENGINES, RunContext
-from bench.mockllm.transport import BASE_URL
+from bench.referee.transport import BASE_URL
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from bench.engines import MAIN_ENGINES
-from bench.mockllm import LatencyProfile, MockLLM
-from bench.ttft import first_answer_chunk, react_answer_started, scripted_floor_ms
+from bench.engines.kit.ttft import first_answer_chunk, react_answer_started, scripted_floor_ms
+from bench.referee import LatencyProfile, MockLLM
 from tests.engines.conftest import run_once
 from tests.engines.test_every_scenario import check
 

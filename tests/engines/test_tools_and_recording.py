@@ -1,4 +1,4 @@
-"""bench.tools (scenario tool behaviour) and bench.recording (the per-run log)."""
+"""bench.engines.kit.tools (scenario tool behaviour) and bench.engines.kit.runlog (the per-run log)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from bench.recording import end_log, start_log
-from bench.tools import (
+from bench.engines.kit.runlog import end_log, start_log
+from bench.engines.kit.tools import (
     ScenarioTool,
     ToolFailure,
     allow_handlers,

@@ -9,8 +9,8 @@ import pytest
 import pytest_asyncio
 
 from bench.engines import ENGINE_NAMES, MAIN_ENGINES, RunContext, create_engine
-from bench.mockllm.server import start_server_process
-from bench.mockllm.transport import BASE_URL
+from bench.referee.server import start_server_process
+from bench.referee.transport import BASE_URL
 from tests.engines.conftest import TEST_RUN_TIMEOUT_S, run_once
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

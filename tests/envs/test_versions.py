@@ -7,15 +7,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from bench.codesize import measure_target
+from bench.engines.codesize import measure_target
 from bench.engines.registry import REGISTRY, VERSION_SCENARIOS, VERSION_SPECS
 from bench.envs import ensure
-from bench.envs.versions import probe
 from bench.report.document import Note
 from bench.report.versions_section import COLUMNS, versions_section
 from bench.results import fmt
-from bench.results.versions import VersionProbe, WarningSeen, read_versions, version_rows
+from bench.results.folder import read_versions
+from bench.results.rows import VersionProbe, WarningSeen
+from bench.results.versions import version_rows
 from bench.results.versions import write_versions as write
+from bench.runner.phases.version_probe import probe
 
 
 def test_every_line_is_an_engine_of_its_own_environment_on_the_happy_paths():

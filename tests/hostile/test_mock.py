@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bench.mockllm import MockLLM
-from bench.mockllm.core import CACHE_ENTRIES
-from bench.mockllm.server import READY_PREFIX
+from bench.referee import MockLLM
+from bench.referee.core import CACHE_ENTRIES
+from bench.referee.server import READY_PREFIX
 from scenarios import load_scenarios
 
 MESSAGES = [{"role": "user", "content": "I want to return order A123."}]
@@ -244,8 +244,8 @@ def test_bytes_that_are_not_http_get_a_400_in_openai_format(server):
 
 async def test_a_failure_inside_the_mock_is_a_500_in_openai_format(monkeypatch):
     # the app in-process, its token counting broken for one kind of message
-    from bench.mockllm import MockLLM, tokens
-    from bench.mockllm.server import create_app
+    from bench.referee import MockLLM, tokens
+    from bench.referee.server import create_app
 
     real = tokens.message_tokens
 
@@ -254,7 +254,7 @@ async def test_a_failure_inside_the_mock_is_a_500_in_openai_format(monkeypatch):
             raise TypeError("cannot count audio")
         return real(message)
 
-    monkeypatch.setattr("bench.mockllm.core.message_tokens", broken)
+    monkeypatch.setattr("bench.referee.core.message_tokens", broken)
     transport = httpx.ASGITransport(app=create_app(MockLLM()))
     async with httpx.AsyncClient(transport=transport, base_url="http://mock/v1") as client:
         odd = {**CHAT, "messages": [{**MESSAGES[0], "audio": {"name": 5}}]}

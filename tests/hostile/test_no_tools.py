@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bench.engines import MAIN_ENGINES, RunContext, create_engine
-from bench.mockllm import MockLLM
-from bench.mockllm.protocols import detect_protocol
-from bench.mockllm.transport import BASE_URL
+from bench.referee import MockLLM
+from bench.referee.protocols import detect_protocol
+from bench.referee.transport import BASE_URL
 from scenarios import parse_scenario
 
 CHAT_ONLY = parse_scenario(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from bench.escape import visible
 from bench.report.document import Bullets, Document, Paragraph, Section, Table, to_html, to_markdown
+from bench.results.escape import visible
 from tests.hostile.conftest import good, invalid, schedbench
 
 ESC = "\x1b"

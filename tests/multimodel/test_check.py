@@ -14,7 +14,7 @@ from bench.engines.scheduler_engine import SchedulerEngine
 from bench.multimodel.check import SCENARIOS, check_variants
 from bench.multimodel.variants import Variant
 from bench.results.files import MULTIMODEL
-from bench.results.load import load_run_folder, read_multimodel
+from bench.results.folder import load_run_folder, read_multimodel
 from bench.results.rows import MultiModelCheck
 from scenarios import load_scenarios
 

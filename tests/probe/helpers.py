@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 
 from bench.engines.base import RunContext
-from bench.mockllm.transport import BASE_URL
 from bench.probe.edges import EdgeProbe, EdgeStack
 from bench.probe.measure import ScenarioProbe, TimedMock
+from bench.referee.transport import BASE_URL
 from scenarios import load_scenarios
 
 

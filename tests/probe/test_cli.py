@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.results.load import read_rows
+from bench.results.folder import read_rows
 from tests.probe.deep_engines import EXTRA
 
 DEEP = "deep-raw=tests.probe.deep_engines:DeepRawEngine"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from bench import recording
+from bench.engines.kit import runlog
 from bench.engines.raw import RawEngine
 from tests.probe.deep_engines import EXTRA, AnextRawEngine, DeepRawEngine
 from tests.probe.helpers import edge_hits
 
-SEND_END = "bench.recording:recording_transport_class.<locals>.RecordingAsyncTransport.handle_async_request"
+SEND_END = "bench.engines.kit.runlog:recording_transport_class.<locals>.RecordingAsyncTransport.handle_async_request"
 
 
 async def test_the_raw_loop_stacks_are_its_own_code_and_httpx() -> None:
@@ -21,7 +21,7 @@ async def test_the_raw_loop_stacks_are_its_own_code_and_httpx() -> None:
         "bench.engines.raw:RawEngine.execute",
         "bench.engines.raw:RawEngine._loop",
         "bench.engines.raw:RawEngine._call_tool",  # a task of asyncio.gather: across tasks
-        "bench.tools:ScenarioTool.acall",
+        "bench.engines.kit.tools:ScenarioTool.acall",
     ]
     assert (tool.depth, tool.modules, tool.classes) == (
         2,
@@ -61,13 +61,13 @@ async def test_a_task_started_from_an_async_generator_still_leads_back_to_execut
         "tests.probe.deep_engines:AnextRawEngine._call_tool",
         "tests.probe.deep_engines:AnextRawEngine._call_tool.<locals>.results",
         "bench.engines.raw:RawEngine._call_tool",
-        "bench.tools:ScenarioTool.acall",
+        "bench.engines.kit.tools:ScenarioTool.acall",
     ]
     assert tool.depth == next(h for h in raw if h.edge == "tool").depth + 2
 
 
 async def test_the_probe_leaves_the_timed_path_as_it_found_it() -> None:
-    assert recording.EDGE_HOOK is None
+    assert runlog.EDGE_HOOK is None
     await edge_hits(RawEngine(), "single_tool")
-    assert recording.EDGE_HOOK is None
+    assert runlog.EDGE_HOOK is None
     assert asyncio.get_running_loop().get_task_factory() is None

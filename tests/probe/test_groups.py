@@ -20,13 +20,13 @@ from langchain_openai import ChatOpenAI
 from langgraph.pregel import Pregel
 
 import scheduler
+from bench.engines.kit.tools import ScenarioTool
 from bench.engines.raw import RawEngine
-from bench.mockllm.core import MockLLM
 from bench.probe import groups
 from bench.probe.counting import frame_group
 from bench.probe.groups import HARNESS, HELPER, OTHER, class_of, group_of, owner_group
 from bench.probe.timing import grouped_tottime, module_of_file
-from bench.tools import ScenarioTool
+from bench.referee.core import MockLLM
 from tests.probe import sample_code
 
 

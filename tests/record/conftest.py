@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import uvicorn
 
-from bench.mockllm.server import start_server_process
 from bench.record.proxy import create_app
 from bench.record.redact import MASK, Redactor
 from bench.record.session import RecordingSession
+from bench.referee.server import start_server_process
 from scenarios import Scenario, load_scenario
 
 API_KEY = "sk-test-SECRET123"  # sent in the Authorization header, and echoed in the prompt

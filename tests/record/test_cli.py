@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import build_parser, main
-from bench.mockllm.latency import PROFILE_NAMES
+from bench.referee.latency import PROFILE_NAMES
 from tests.record.conftest import REDACTED_FIELD, SECRETS, run_scheduler
 
 

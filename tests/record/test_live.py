@@ -15,9 +15,9 @@ import pytest
 
 from bench.commands.scenarios import unknown_engines
 from bench.engines import MAIN_ENGINES, RunContext, create_engine
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL
 from bench.record import MASK, build_scenarios, read_log
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL
 from scenarios import (
     Expect,
     Limits,

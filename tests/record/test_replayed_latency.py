@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.mockllm.server import start_server_process
+from bench.referee.server import start_server_process
 from tests.record.conftest import record, warm_up
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from bench.engines.registry import REGISTRY
-from bench.report.model import RunData
+from bench.report.frames import RunData
 from bench.results import metrics
 from bench.results.files import dumps_line
 from bench.results.rows import CatalogueRecord, LoadRow, ProfileRow

@@ -9,8 +9,7 @@ from bench.report import rules
 from bench.report.build import build_document
 from bench.report.facts import compute_facts
 from bench.report.rules import T
-from bench.results.rows import ProfileRow
-from bench.results.versions import VersionRow
+from bench.results.rows import ProfileRow, VersionRow
 from tests.report.synth import Params, make
 
 

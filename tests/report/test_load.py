@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.report.load import load_run_dir
+from bench.report.from_folder import load_run_dir
 from bench.results.files import SCHEMA_VERSION
-from bench.results.load import NotARunFolder
+from bench.results.folder import NotARunFolder
 from bench.results.store import RunStore
 
 ENGINES = {"raw": 0.2, "scheduler": 0.4, "lc-agentexecutor": 4.0}  # overhead per step, ms

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.results.load import Skipped, load_run_folder, read_catalogue
+from bench.results.folder import Skipped, load_run_folder, read_catalogue
 
 CELL = {
     "engine": "scheduler",

@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from bench.report.facts import _step_facts
-from bench.report.model import RunData, scenarios_from_runs
+from bench.report.frames import RunData, scenarios_from_runs
 from bench.results import pooling
 
 SCENARIOS = ("a", "b", "c", "d", "e")

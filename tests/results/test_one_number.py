@@ -8,10 +8,9 @@ import re
 
 import pytest
 
-from bench import compare
 from bench.cli import main
-from bench.results import fmt, metrics
-from bench.results.load import load_run_folder
+from bench.results import compare, fmt, metrics
+from bench.results.folder import load_run_folder
 from bench.results.store import RunStore
 from bench.runner.finish import write_tables
 from bench.runner.plan import RunConfig

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.results.load import BadMeta, Skipped, load_run_folder, read_meta, read_rows
+from bench.results.folder import BadMeta, Skipped, load_run_folder, read_meta, read_rows
 from bench.results.rows import ConfigRecord
 from bench.runner.plan import RunConfig
 from tests.results.folders import meta, run_row, write_run

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from bench.compare import verdict
 from bench.results import fmt, stats
+from bench.results.compare import verdict
 
 ONE_TO_TEN = [float(v) for v in range(1, 11)]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.runner.registry import ENV_VAR
+from bench.engines.plugins import ENV_VAR
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -1,4 +1,4 @@
-"""Test-only engines, registered through ``SCHEDBENCH_EXTRA_ENGINES`` (see bench.runner.registry).
+"""Test-only engines, registered through ``SCHEDBENCH_EXTRA_ENGINES`` (see bench.engines.plugins).
 
 ``FakeRaw`` is a minimal tool-calling loop against the mock (it stands in for ``raw``);
 ``FakeSlow`` adds a fixed delay per step and a longer system prompt (so it is measurably
@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 
 from bench.engines.base import Engine, RunContext, RunRecord, ToolCallRecord
-from bench.recording import end_log, start_log
-from bench.tools import build_tools
+from bench.engines.kit.runlog import end_log, start_log
+from bench.engines.kit.tools import build_tools
 
 
 class FakeRaw(Engine):
@@ -38,7 +38,7 @@ class FakeRaw(Engine):
     async def prepare(self, ctx: RunContext) -> Any:
         scenario = ctx.scenario
         if ctx.mock is not None:
-            from bench.mockllm.transport import mock_async_client
+            from bench.referee.transport import mock_async_client
 
             client = mock_async_client(ctx.mock)
         else:

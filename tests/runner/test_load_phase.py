@@ -11,8 +11,8 @@ import pytest
 
 from bench.cli import main
 from bench.results import metrics
-from bench.results.load import load_run_folder
-from bench.runner import loadplan
+from bench.results.folder import load_run_folder
+from bench.runner.phases.load import plan as loadplan
 from tests.runner.conftest import ROOT, SCENARIO_DIR, schedbench_env
 
 LOAD_ENGINES = ("raw", "fake-hog", "fake-wrong", "fake-failing")

@@ -8,7 +8,7 @@ import pytest
 from bench.engines import registry
 from bench.engines.registry import REGISTRY, EngineSpec, EngineStyle
 from bench.results import stats
-from bench.runner import loadplan
+from bench.runner.phases.load import plan as loadplan
 from scenarios import load_scenarios
 
 STYLE = EngineStyle("#000000", "o", "", "-")

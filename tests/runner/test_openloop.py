@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from bench.runner.openloop import OpenLoop, Schedule, summarize
+from bench.runner.phases.load.openloop import OpenLoop, Schedule, summarize
 
 NEVER = 10**6  # an early-stop limit that is never reached
 

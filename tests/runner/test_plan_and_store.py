@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bench.results.load import finished_repeats, latest, read_rows
-from bench.results.rows import RunRow
+from bench.results.folder import finished_repeats, read_rows
+from bench.results.rows import RunRow, latest
 from bench.results.store import RunStore
 from bench.runner.plan import RunConfig, build_plan, estimate_run_s, repeats_for, warmup_for
 from scenarios import load_scenarios, parse_scenario

@@ -12,8 +12,8 @@ import pytest
 from bench.cli import main
 from bench.engines import ENGINE_NAMES
 from bench.results.files import SCHEMA_VERSION
+from bench.results.summary import SUMMARY_COLUMNS, THROUGHPUT_COLUMNS, TTFT_COLUMNS
 from bench.runner.plan import RunConfig, build_plan
-from bench.summary import SUMMARY_COLUMNS, THROUGHPUT_COLUMNS, TTFT_COLUMNS
 from scenarios import load_scenarios
 from tests.runner.conftest import ROOT, SCENARIO_DIR, schedbench_env
 

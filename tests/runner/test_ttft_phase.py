@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
+from bench.engines.plugins import ENV_VAR
 from bench.results.files import TTFT_KEY
-from bench.runner.registry import ENV_VAR
-from bench.summary import TTFT_COLUMNS
+from bench.results.summary import TTFT_COLUMNS
 from tests.runner.conftest import FAKES, ROOT
 
 # the real raw loop and scheduler (fast to import), and a fake engine that cannot stream

@@ -20,8 +20,8 @@ import pytest
 
 from bench.cli import main
 from bench.engines import MAIN_ENGINES, RunContext, create_engine
-from bench.mockllm import MockLLM
-from bench.mockllm.transport import BASE_URL
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL
 from scenarios import load_scenario
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bench.mockllm import LatencyProfile, MockLLM
-from bench.mockllm.transport import BASE_URL, mock_async_client
+from bench.referee import LatencyProfile, MockLLM
+from bench.referee.transport import BASE_URL, mock_async_client
 from scenarios import Scenario, load_scenario
 from scenarios.loader import BUILTIN_DIR
 from scheduler import AgentConfig, LightweightAgent, OpenAIChatClient, ToolSpec

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.mockllm.transport import ANTHROPIC_BASE_URL, mock_async_client
+from bench.referee.transport import ANTHROPIC_BASE_URL, mock_async_client
 from scheduler import (
     AgentConfig,
     AnthropicChatClient,
@@ -22,7 +22,7 @@ from scheduler import (
     ToolCall,
 )
 from scheduler.anthropic import FINISH_REASONS, parse_message, request_body
-from tests.mockllm.conftest import tools_of
+from tests.referee.conftest import tools_of
 from tests.scheduler.conftest import SEARCH, Harness, builtin, scenario
 
 TOOLS = [

@@ -214,8 +214,8 @@ async def test_trace_spans_follow_otel_genai_names(harness_factory):
 
 
 async def test_run_sync_outside_an_event_loop(harness_factory):
-    from bench.mockllm import MockLLM
-    from bench.mockllm.transport import BASE_URL, mock_async_client
+    from bench.referee import MockLLM
+    from bench.referee.transport import BASE_URL, mock_async_client
     from scheduler import LightweightAgent, OpenAIChatClient
 
     from .conftest import Harness

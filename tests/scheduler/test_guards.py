@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.mockllm.core import FORCED_TEXT
+from bench.referee.reply import FORCED_TEXT
 from scheduler import (
     AgentConfig,
     AgentStatus,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.mockllm import LatencyProfile
+from bench.referee import LatencyProfile
 from scheduler import (
     AgentConfig,
     AgentStatus,

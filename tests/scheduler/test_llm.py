@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from bench.mockllm.transport import BASE_URL
+from bench.referee.transport import BASE_URL
 from scheduler import (
     ChatResponse,
     LLMConnectionError,

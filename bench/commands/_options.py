@@ -1,0 +1,26 @@
+"""Checks of option values shared by the sub-commands: a bad value is a ``UsageError``."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from bench.errors import UsageError
+
+
+def check_range(option: str, value: int | None, low: int, high: int) -> None:
+    """A number option outside ``low..high`` is a usage error that names the allowed range."""
+    if value is not None and not low <= value <= high:
+        raise UsageError(f"{option} must be between {low:,} and {high:,}, not {value:,}")
+
+
+def writable_dir(directory: Path, option: str, hint: str = "") -> None:
+    """Create ``directory`` if needed and prove it writable (a probe file), before any work
+    that would only fail at its first write."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"{option} {directory}: cannot write there ({reason}){hint}") from None

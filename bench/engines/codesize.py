@@ -1,0 +1,149 @@
+"""How much code each contender is, counted in a formatting-invariant way, when a run is made.
+
+Three counts per piece of code, none of which moves when the code is reformatted:
+
+- **statements** — the ``ast`` statements (``x = 1``, ``return``, ``def``, ``if`` …), not
+  counting docstrings: the headline figure;
+- **nodes** — the nodes of the syntax tree (names, calls, literals, operators …), not
+  docstrings, so that a trailing comma or a pair of redundant parentheses changes nothing;
+- **logical lines** — what ``tokenize`` ends with a NEWLINE (one per simple statement or
+  compound-statement header), for comparison with the article's "~400 lines".
+
+A target is a file, a directory (every ``*.py`` under it), or ``path.py::name`` (one
+top-level function or class of a file). ``measure`` is called when a run starts and its
+rows are stored in ``meta.json`` (``code_size``), so a report always shows the code sizes of
+the commit it measured — never of the working tree it is rendered in.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import PROJECT_ROOT
+
+# the fixed components of the report (more come from the engine registry's config_code)
+COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("scheduler", "scheduler"),
+    ("scheduler core loop", "scheduler/loop.py"),
+    ("langchain_baseline", "langchain_baseline"),
+    ("engine adapters", "bench/engines"),
+)
+
+
+@dataclass(frozen=True)
+class Size:
+    files: int
+    statements: int
+    nodes: int
+    logical_lines: int
+
+    def __add__(self, other: Size) -> Size:
+        return Size(
+            self.files + other.files,
+            self.statements + other.statements,
+            self.nodes + other.nodes,
+            self.logical_lines + other.logical_lines,
+        )
+
+
+_EMPTY = Size(0, 0, 0, 0)
+
+
+def _docstring_nodes(tree: ast.AST) -> list[ast.Expr]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                found.append(body[0])
+    return found
+
+
+def _walk_code(scope: ast.AST, skip: set[int]) -> list[ast.AST]:
+    """Every node under ``scope`` except the ``skip``ped subtrees and load/store markers."""
+    found, stack = [], [scope]
+    while stack:
+        node = stack.pop()
+        if id(node) in skip or isinstance(node, ast.expr_context):
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def count(source: str, node: ast.AST | None = None) -> Size:
+    """The size of ``source`` (or of one of its top-level ``node``s)."""
+    tree = ast.parse(source)
+    scope = node or tree
+    docstrings = _docstring_nodes(scope)
+    nodes = _walk_code(scope, {id(d) for d in docstrings})
+    statements = sum(1 for n in nodes if isinstance(n, ast.stmt))
+    if node is None:
+        first, last = 1, len(source.splitlines()) + 1
+    else:
+        decorators = getattr(node, "decorator_list", [])
+        first = min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
+        last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    logical = sum(
+        1
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+        if tok.type == tokenize.NEWLINE and first <= tok.start[0] <= last
+    )
+    logical -= len(docstrings)  # a docstring is a logical line of its own
+    return Size(1, statements, len(nodes) - (node is None), logical)
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def measure_target(target: str, root: Path = PROJECT_ROOT) -> Size:
+    """The size of one target: a file, a directory, or ``file.py::name``."""
+    path_text, _, name = target.partition("::")
+    path = root / path_text
+    if name:
+        source = path.read_text(encoding="utf-8")
+        for node in ast.parse(source).body:
+            if getattr(node, "name", None) == name:
+                return count(source, node)
+        raise ValueError(f"{target}: no top-level function or class {name!r}")
+    total = _EMPTY
+    for file in _files(path):
+        total = total + count(file.read_text(encoding="utf-8"))
+    return total
+
+
+def targets() -> list[tuple[str, str, str]]:
+    """(component, part, target) for every measured piece: the fixed components, and each
+    production engine's configuration split into built-in settings and custom code."""
+    from bench.engines.registry import SPECS
+
+    rows = [(component, "code", target) for component, target in COMPONENTS]
+    for spec in SPECS:
+        rows += [(f"{spec.name} configuration", part, target) for part, target in spec.config_code]
+    return rows
+
+
+def measure(root: Path = PROJECT_ROOT) -> list[dict[str, Any]]:
+    """The rows stored in meta.json: one per (component, part, target) that exists."""
+    rows = []
+    for component, part, target in targets():
+        try:
+            size = measure_target(target, root)
+        except (OSError, SyntaxError, ValueError) as exc:
+            rows.append({"component": component, "part": part, "path": target, "error": str(exc)})
+            continue
+        rows.append({"component": component, "part": part, "path": target, **asdict(size)})
+    return rows

@@ -1,0 +1,99 @@
+"""``python -m bench.probe.probe_worker --engine NAME``: probes one engine, in this fresh process.
+
+Imports the harness, then the engine, then probes each scenario asked for (``--scenarios``,
+plus the marginal variants of ``--marginal``) on one event loop, and writes one JSON line per
+scenario on its *original* stdout (fd 1 then points at stderr, so nothing an engine prints
+can corrupt the stream), then ``{"type": "done"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+import traceback
+from typing import IO, Any
+
+from bench.probe.measure import FULL, QUICK, TimedMock, counts_only, probe_scenario
+from bench.probe.variants import marginal_variants
+from bench.referee import LatencyProfile
+from bench.referee.tokens import request_tokens
+from bench.runner.offline import offline_env
+from scenarios import load_scenarios
+
+
+def _claim_stdout() -> IO[str]:
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    return out
+
+
+def _send(out: IO[str], message: dict[str, Any]) -> None:
+    out.write(json.dumps(message, default=str) + "\n")
+    out.flush()
+
+
+async def _probe(args: argparse.Namespace, out: IO[str]) -> None:
+    from bench.engines.common import RecordingEngine
+    from bench.engines.plugins import create_engine
+
+    library = load_scenarios(args.scenario_dir)
+    names = [n for n in args.scenarios.split(",") if n]
+    scenarios = {n: library[n] for n in names}
+    kinds = dict.fromkeys(names, "scenario")
+    if args.marginal:
+        for variant in marginal_variants(library[args.marginal]):
+            scenarios[variant.name] = variant
+            kinds[variant.name] = "variant"
+    request_tokens([{"role": "user", "content": "warm up"}])  # the tokenizer's tables
+    started = time.perf_counter()
+    engine = create_engine(args.engine)
+    import_ms = (time.perf_counter() - started) * 1000
+    if not isinstance(engine, RecordingEngine):
+        raise TypeError(f"{args.engine}: not a RecordingEngine; the probe cannot time execute")
+    plan = QUICK if args.quick else FULL
+    mock = TimedMock(scenarios=scenarios, latency=LatencyProfile())
+    for name, scenario in scenarios.items():
+        mine = plan if kinds[name] == "scenario" else counts_only(plan)
+        base = {"scenario": name, "kind": kinds[name], "plan": mine.to_dict()}
+        base["variant_of"] = args.marginal if kinds[name] == "variant" else None
+        base["engine_import_ms"] = import_ms
+        begun = time.perf_counter()
+        try:
+            row = await probe_scenario(engine, scenario, mock, mine)
+        except Exception:
+            row = {"status": "error", "error": traceback.format_exc(limit=8)[-2000:]}
+        row["probe_s"] = time.perf_counter() - begun
+        _send(out, {"type": "row", "row": {**base, **row}})
+    await engine.aclose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    offline_env(os.environ)  # before the engine's framework is imported
+    parser = argparse.ArgumentParser(prog="python -m bench.probe.probe_worker")
+    parser.add_argument("--engine", required=True)
+    parser.add_argument("--scenarios", required=True, help="comma-separated scenario names")
+    parser.add_argument("--marginal", help="scenario whose marginal variants to probe too")
+    parser.add_argument("--scenario-dir")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    out = _claim_stdout()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(_probe(args, out))
+    except BaseException:
+        _send(out, {"type": "fatal", "error": traceback.format_exc()[-4000:]})
+        out.flush()
+        os._exit(1)
+    _send(out, {"type": "done"})
+    out.flush()
+    os._exit(0)  # hung sync tool threads (bench.engines.kit.tools) would block a normal exit
+
+
+if __name__ == "__main__":
+    sys.exit(main())

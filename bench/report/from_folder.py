@@ -1,0 +1,253 @@
+"""The one adapter: a run directory written by ``schedbench run`` → a ``RunData``.
+
+The run folder is read by ``bench.results.folder.load_run_folder`` (meta.json checked, every
+row typed, corrupt lines counted); this module turns it into the report's frames:
+
+- ``meta.json``         → ``RunData.meta`` (and the scenario directory of the run)
+- ``runs.jsonl``        → ``runs`` (the latest *timed* rows; crashed rows become ``error``)
+- scenario YAML files   → ``scenarios`` (descriptions, tags, base expectations)
+- ``footprint.jsonl``   → ``footprint`` (per engine: the pristine-interpreter import probe,
+  ``bench.results.metrics.footprint_by_engine``)
+- ``throughput.jsonl``  → ``throughput`` (``bench.results.metrics.throughput_level``)
+- ``debuggability.csv`` → ``debuggability`` (when the run was scored)
+- ``ttft.jsonl``        → ``ttft`` (the TTFT phase: the latest timed rows)
+- ``catalogue.json``    → ``catalogue`` (the customisation catalogue, ``schedbench catalogue``)
+- ``load.jsonl``        → ``load_levels``, ``mock_ceilings`` (``bench.results.metrics``)
+- ``multimodel.json``   → ``multimodel`` (the multi-model check, when it ran)
+- ``meta.json``'s ``code_size`` → ``code_size`` (counted when the run was made, by
+  ``bench.engines.codesize``: the report never reads the working tree)
+
+A corrupt meta.json is an error (``bench.results.folder.BadMeta``, one line); anything missing
+becomes ``None`` plus a note for the caveats, and so do corrupt rows (counted, with their
+line numbers): a report of a partial run is still a report.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench.report.frames import RunData
+from bench.results import metrics
+from bench.results.files import FOOTPRINT, THROUGHPUT
+from bench.results.folder import NotARunFolder, RunFolder, load_run_folder
+from bench.results.rows import RunRow, TtftRow
+
+_RUN_FIELDS = (
+    "engine",
+    "scenario",
+    "status",
+    "termination",
+    "wall_ms",
+    "cpu_ms",
+    "overhead_ms",
+    "tool_ms",
+    "mock_latency_ms",
+    "llm_calls",
+    "tool_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "ttft_ms",
+    "final_answer",
+    "error",
+    "transport",
+    "expect_ok",
+    "request_prompt_tokens",
+    "tools",
+    "max_request_tokens",
+    "max_tool_ms",
+    "invalid_tool_args",
+    "round",
+    "repeat",
+    "crashed",
+)
+
+
+def _runs(rows: list[RunRow]) -> pd.DataFrame:
+    records = []
+    for row in rows:
+        rec = {name: getattr(row, name) for name in _RUN_FIELDS}
+        for name in ("request_prompt_tokens", "tools"):
+            rec[name] = list(rec[name])
+        rec["latency_profile"] = row.latency or "zero"
+        if row.crashed:
+            rec["status"] = "error"
+            rec["error"] = rec.get("error") or "the worker process crashed during this run"
+            rec["termination"] = rec.get("termination") or "worker_crash"
+        records.append(rec)
+    return pd.DataFrame(records)
+
+
+def _ttft(rows: list[TtftRow]) -> pd.DataFrame | None:
+    records = [
+        {
+            "engine": row.engine,
+            "scenario": row.scenario,
+            "latency_profile": row.latency,
+            "status": "error" if row.crashed else row.status,
+            "ttft_ms": row.ttft_ms,
+            "floor_ttft_ms": row.floor_ttft_ms,
+            "scripted_ttft_ms": row.scripted_ttft_ms,
+            "ttft_overhead_ms": row.ttft_overhead_ms,
+        }
+        for row in rows
+    ]
+    return pd.DataFrame(records) if records else None
+
+
+def fault_kind(scenario: Any) -> str:
+    """What a fault scenario probes: ``llm`` (the model's side fails: HTTP errors, timeouts,
+    broken streams — what retries are for), ``tool`` (a tool fails or hangs: timeouts,
+    breakers, error handling), else ``guard`` (the model misbehaves: loops, oversized
+    context, step limits, unapproved actions, malformed or unknown calls)."""
+    if any(turn.fault is not None for turn in scenario.script):
+        return "llm"
+    if any(t.behavior.raises or t.behavior.hangs or t.behavior.fail_times for t in scenario.tools):
+        return "tool"
+    return "guard"
+
+
+def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.DataFrame | None:
+    from scenarios import ScenarioError, load_scenarios
+
+    scenario_dir = (meta.get("config") or {}).get("scenario_dir")
+    try:
+        library = load_scenarios(scenario_dir)
+    except (ScenarioError, OSError) as exc:
+        notes.append(f"Scenario files could not be read ({exc}); fault scenarios unknown.")
+        return None
+    rows = []
+    for name in sorted(names):
+        scenario = library.get(name)
+        if scenario is None:
+            notes.append(f"Scenario '{name}' ran but its file is gone; treated as happy-path.")
+            continue
+        tags = tuple(scenario.tags)
+        rows.append(
+            {
+                "scenario": name,
+                "description": " ".join(scenario.description.split()),
+                "tags": tags,
+                "fault": scenario.is_fault,
+                "fault_kind": fault_kind(scenario) if scenario.is_fault else None,
+                "expect_outcome": scenario.expect.outcome(),
+                "expect_status": scenario.expect.status,
+                "expect_termination": scenario.expect.termination,
+                "expect_final_contains": scenario.expect.final_contains,
+                "expect_tools": (
+                    None if scenario.expect.tools is None else tuple(scenario.expect.tools)
+                ),
+            }
+        )
+    return pd.DataFrame(rows) if rows else None
+
+
+def _first(frame: pd.DataFrame, *columns: str) -> pd.Series:
+    """The first of ``columns`` that has values, row by row."""
+    out = pd.Series([math.nan] * len(frame), index=frame.index, dtype=float)
+    for column in columns:
+        if column in frame:
+            out = out.fillna(pd.to_numeric(frame[column], errors="coerce"))
+    return out
+
+
+def _missing(folder: RunFolder, name: str, what: str, notes: list[str]) -> bool:
+    if (folder.directory / name).exists():
+        return False
+    notes.append(f"{name} not found: {what} not measured in this run.")
+    return True
+
+
+def _footprint(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
+    if _missing(folder, FOOTPRINT, "import footprint", notes) or not folder.footprint:
+        return None
+    frame = pd.DataFrame(metrics.footprint_by_engine(folder.footprint))
+    out = pd.DataFrame({"engine": frame["engine"].astype(str)})
+    # the pristine-interpreter probe (what a service importing the engine pays) first,
+    # the measurement worker's numbers (on top of the harness) as a fallback
+    out["import_ms"] = _first(frame, "stack_import_ms", "engine_import_ms")
+    out["modules"] = _first(frame, "stack_modules", "engine_modules")
+    out["rss_mb"] = _first(frame, "stack_rss_mb", "rss_after_import_mb")
+    out["peak_rss_mb"] = _first(frame, "peak_rss_mb")
+    out["stack"] = frame.get("stack")
+    return out
+
+
+def _throughput(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
+    if _missing(folder, THROUGHPUT, "throughput", notes):
+        return None
+    levels = [metrics.throughput_level(row) for row in folder.throughput if not row.crashed]
+    if not levels:
+        return None
+    frame = pd.DataFrame(levels)
+    return pd.DataFrame(
+        {
+            "engine": frame["engine"].astype(str),
+            "latency_profile": frame["latency"],
+            "concurrency": frame["concurrency"],
+            "runs_per_s": _first(frame, "runs_per_s"),
+            "p50_ms": _first(frame, "latency_p50_ms"),
+            "p95_ms": _first(frame, "latency_p95_ms"),
+            "p99_ms": _first(frame, "latency_p99_ms"),
+            "cpu_ms_per_run": _first(frame, "cpu_ms_per_run"),
+            "errors": _first(frame, "errors"),
+            "scenario": frame["scenario"],
+        }
+    )
+
+
+def _debuggability(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
+    if folder.debuggability is None:
+        notes.append("debuggability.csv not found: debuggability not measured in this run.")
+        return None
+    frame = pd.DataFrame([row.model_dump() for row in folder.debuggability])
+    return frame if not frame.empty else None
+
+
+def load_run_dir(run_dir: Path | str) -> RunData:
+    """Read a run directory (see the module docstring); ``NotARunFolder`` if it holds no
+    runs, ``BadMeta`` if its meta.json is corrupt (both: one line)."""
+    folder = load_run_folder(run_dir)
+    notes = list(folder.notes)
+    skipped = folder.skipped_summary()
+    if skipped:
+        notes.append(f"{skipped}: left out of every number in this report.")
+    meta = folder.meta
+    runs = _runs(folder.timed_runs)
+    if runs.empty:
+        raise NotARunFolder(f"{folder.directory}: runs.jsonl holds no timed runs")
+    if meta and not meta.get("complete", True):
+        notes.append("The run did not complete (meta.json: complete = false): numbers are partial.")
+    if folder.config.get("quick"):
+        notes.append("A --quick run: one round and few repeats; a smoke test, not a measurement.")
+    scenarios = _scenarios(meta, set(runs["scenario"].dropna()), notes)
+    footprint = _footprint(folder, notes)
+    throughput = _throughput(folder, notes)
+    debug = _debuggability(folder, notes)
+    ttft = _ttft(folder.timed_ttft)
+    if folder.catalogue is None:
+        notes.append("catalogue.json not found: customisation and false simplicity not measured.")
+    code = pd.DataFrame(meta.get("code_size") or []) if meta.get("code_size") else None
+    if code is None:
+        notes.append("meta.json has no code sizes (a run made before they were recorded).")
+    return RunData(
+        runs=runs,
+        scenarios=scenarios,
+        meta=meta,
+        footprint=footprint,
+        throughput=throughput,
+        debuggability=debug,
+        code_size=code,
+        ttft=ttft,
+        profile=tuple(folder.profile),
+        catalogue=folder.catalogue,
+        load_levels=tuple(metrics.load_levels(folder.load, seed=folder.seed)),
+        mock_ceilings=tuple(metrics.mock_ceilings(folder.load)),
+        multimodel=folder.multimodel,
+        versions=tuple(folder.versions or ()),
+        run_dir=folder.directory,
+        notes=tuple(notes),
+    )

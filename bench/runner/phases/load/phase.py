@@ -1,0 +1,476 @@
+"""The parent side of the open-loop load phase: the mock pool, its ceiling, the sweeps.
+
+After the suite (and TTFT, throughput), for each load engine (``bench.runner.phases.load.plan``):
+
+1. the mock runs on the load profile in ``max(load processes)`` processes sharing one
+   loopback port (``bench.referee.pool``); a bare client first measures its ceiling
+   (two ``kind: "mock"`` rows: JSON and streamed replies);
+2. one fresh worker (``bench.runner.run_worker``, loopback transport) prepares the engine's
+   agent and plays the one-process sweep: a level per offered rate, from
+   ``load_start_rate`` up the grid while the engine sustains the rate, down while it does
+   not (``loadplan.sweep``); each level is one ``kind: "level"`` row of load.jsonl;
+3. more workers join (as many as the machine has cores) and the multi-process sweep starts
+   at the first rate one process could not sustain; the arrivals are split over the
+   processes as independent seeded Poisson streams, started together (a shared wall-clock
+   start time).
+
+Every level is bounded (its arrivals are counted before it starts, and it ends at the
+latest ``timeout`` after its window), every sweep by the grid, the phase by
+``load_budget_s``: engines left when it is spent are skipped, and the outcome says so.
+A worker that dies costs its level (a ``crashed: true`` row) and ends that sweep.
+``--resume`` replays the verdicts of the levels already measured and measures only the
+missing ones.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.referee.pool import MockPool, busiest, probe, total
+from bench.results import metrics, stats
+from bench.results.files import LOAD, LOAD_KEY, dumps_line
+from bench.results.rows import LoadRow, key_of, latest
+from bench.runner.phases.load import plan as loadplan
+from bench.runner.plan import RunConfig, measured
+from bench.runner.process import SPAWN_TIMEOUT_S, WorkerError, WorkerProcess
+from bench.runner.progress import NullProgress, Progress
+
+PROBE_CONCURRENCY = 512  # the bare client's connections (enough to keep the pool busy)
+PROBE_DURATION_S = 1.0  # per mode (JSON replies, then streamed ones)
+TAIL_CHARS = 4000
+
+
+@dataclass
+class LoadOutcome:
+    """What the load phase did, for meta.json's outcome and the final words."""
+
+    levels: int = 0
+    crashed_levels: int = 0
+    skipped_engines: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why the phase did not run at all
+    elapsed_s: float = 0.0
+
+
+def load_engines(config: RunConfig) -> tuple[str, ...]:
+    """The engines of the load phase: ``load_engines``, or the default set of the run's."""
+    if config.load_engines is not None:
+        return tuple(config.load_engines)
+    return loadplan.default_load_engines(measured(config.engines))
+
+
+def load_processes(config: RunConfig) -> tuple[int, ...]:
+    return tuple(config.load_processes or loadplan.default_processes())
+
+
+def aggregate(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One level's row from each process's share (sums, union of latencies, the worst)."""
+    total = {
+        name: sum(int(p[name]) for p in parts)
+        for name in ("scheduled", "ok", "wrong", "failed", "timeouts", "cut", "not_run")
+    }
+    slices: list[list[float]] = []
+    for part in parts:
+        for i, (cpu, done) in enumerate(part["cpu_slices"]):
+            while len(slices) <= i:
+                slices.append([0.0, 0])
+            slices[i][0] += cpu
+            slices[i][1] += done
+    lags = [v for p in parts for v in p["lags_ms"]]
+    reasons = [p["stopped"] for p in parts if p["stopped"]]
+    intervals = [p["interval_s"] for p in parts if p["interval_s"] > 0]
+    return {
+        **total,
+        "latencies_ms": [v for p in parts for v in p["latencies_ms"]],
+        "start_lag_p99_ms": stats.number(stats.percentile(lags, 99)),
+        "interval_s": min(intervals) if intervals else 0.0,
+        "completions": sum(int(p["completions"]) for p in parts),
+        "cpu_s": sum(float(p["cpu_s"]) for p in parts),
+        "cpu_slices": [[round(c, 6), int(n)] for c, n in slices],
+        "peak_rss_mb": max((p["peak_rss_mb"] for p in parts if p["peak_rss_mb"]), default=None),
+        "stopped": reasons[0] if reasons else None,
+        "left_running": sum(int(p["left_running"]) for p in parts),
+        "elapsed_s": max(float(p["elapsed_s"]) for p in parts),
+        "pids": [int(p["pid"]) for p in parts],
+    }
+
+
+def host_busy_s() -> float:
+    """CPU seconds every process of the machine has used so far (all cores, not idle)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def processes_cpu_s(pids: list[int]) -> float:
+    """CPU seconds these processes have used so far (those gone count nothing)."""
+    import psutil
+
+    used = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        used += times.user + times.system
+    return used
+
+
+class LoadPhase:
+    """Runs the load phase of one RunConfig into the store (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        scenarios: dict[str, Any],
+        store: Any,
+        progress: Progress | None = None,
+        scenario_dir: str | None = None,
+        *,
+        python_of: Callable[[str], str | None] | None = None,
+        handler_args: list[str] | None = None,
+    ):
+        self.config = config
+        # engine -> the interpreter of its environment (None: the environment is unavailable)
+        self.python_of = python_of
+        self.handler_args = handler_args
+        self.scenarios = scenarios
+        self.store = store
+        self.progress = progress or NullProgress()
+        self.scenario_dir = scenario_dir
+        self.outcome = LoadOutcome()
+        self.engines = load_engines(config)
+        self.processes = load_processes(config)
+        self.grid = tuple(sorted(set(config.load_rates)))
+        self._pool: MockPool | None = None
+        self._spawns = 0
+        self._started = 0.0
+        self._done = {
+            key_of(row, LOAD_KEY): row
+            for row in latest(store.rows(LOAD), LOAD_KEY)
+            if not row.crashed
+        }
+
+    # -- the phase ----------------------------------------------------------------------
+
+    def skip_reason(self) -> str | None:
+        config = self.config
+        if not self.engines:
+            return "no load engine among the run's engines"
+        if config.load_scenario not in self.scenarios:
+            where = config.scenario_dir or "scenarios/"
+            return f"no scenario {config.load_scenario!r} in {where}"
+        if not self.grid:
+            return "no load rates"
+        return None
+
+    def run(self) -> LoadOutcome:
+        self.outcome.skipped = self.skip_reason()
+        if self.outcome.skipped:
+            self.progress.message(f"load phase skipped: {self.outcome.skipped}")
+            return self.outcome
+        config = self.config
+        scenario = self.scenarios[config.load_scenario]
+        self.scripted_ms = loadplan.scripted_latency_ms(scenario, config.load_latency)
+        self.target_ms = loadplan.latency_target_ms(self.scripted_ms, config.load_target_factor)
+        self._started = time.monotonic()
+        self.progress.phase(
+            "load", self._estimate_s(), len(self.engines) * len(self.processes), "sweeps"
+        )
+        try:
+            self._pool = MockPool.start(max(self.processes), config.load_latency, self.scenario_dir)
+            self.progress.message(
+                f"load: {len(self._pool.processes)} mock process(es) ({config.load_latency}) at "
+                f"{self._pool.base_url}; target p95 {self.target_ms:,.0f} ms "
+                f"(scripted {self.scripted_ms:,.0f} ms × {config.load_target_factor:g})"
+            )
+            self._probe_mock()
+            for engine in self.engines:
+                if time.monotonic() - self._started > config.load_budget_s:
+                    self.outcome.skipped_engines.append(engine)
+                    continue
+                self._engine(engine)
+            if self.outcome.skipped_engines:
+                self.progress.message(
+                    f"load: time budget of {config.load_budget_s:g} s spent; not measured: "
+                    + ", ".join(self.outcome.skipped_engines)
+                )
+        finally:
+            if self._pool is not None:
+                self._pool.stop()
+            self.outcome.elapsed_s = time.monotonic() - self._started
+            self.store.sync()
+        return self.outcome
+
+    def _estimate_s(self) -> float:
+        """A rough duration for the progress bar: three levels per sweep and a spawn."""
+        level = self._level(self.grid[len(self.grid) // 2], 1)
+        return len(self.engines) * len(self.processes) * (3 * level.est_s + 2.0) + 6.0
+
+    # -- the mock's ceiling -------------------------------------------------------------
+
+    def _probe_mock(self) -> None:
+        assert self._pool is not None
+        config = self.config
+        n = len(self._pool.processes)
+
+        def ids(stream: bool) -> dict[str, Any]:
+            return {
+                "kind": "mock",
+                "engine": "bare-http-client",
+                "scenario": config.load_scenario,
+                "latency": config.load_latency,
+                "transport": "loopback",
+                "processes": n,
+                "rate": None,
+                "stream": stream,
+            }
+
+        if all(tuple(ids(s)[k] for k in LOAD_KEY) in self._done for s in (False, True)):
+            return
+        self.progress.describe("the mock's ceiling (a bare client)")
+        try:
+            results = probe(
+                self._pool,
+                config.load_scenario,
+                concurrency=PROBE_CONCURRENCY,
+                duration_s=PROBE_DURATION_S,
+                scenario_dir=self.scenario_dir,
+            )
+        except Exception as exc:
+            self.progress.message(f"load: the mock probe failed: {exc}")
+            for stream in (False, True):
+                self.store.append(
+                    LOAD, {**ids(stream), "crashed": True, "error": str(exc)[-TAIL_CHARS:]}
+                )
+            self.store.sync()
+            return
+        for result in results:
+            self.store.append(
+                LOAD,
+                {
+                    **ids(result.stream),
+                    "concurrency": result.concurrency,
+                    "requests": result.requests,
+                    "requests_per_s": result.requests_per_s,
+                    "mock_cpu_ms_per_request": result.mock_cpu_ms_per_request,
+                    "client_cpu_per_s": result.client_cpu_s / result.elapsed_s,
+                    "failed": result.errors,
+                    "elapsed_s": result.elapsed_s,
+                    "mock_processes": n,
+                    "ended_at": time.time(),
+                },
+            )
+        self.store.sync()
+
+    # -- one engine ---------------------------------------------------------------------
+
+    def _python(self, engine: str) -> str:
+        if self.python_of is None:
+            return sys.executable
+        python = self.python_of(engine)
+        if python is None:
+            raise WorkerError(f"{engine}'s environment is unavailable")
+        return python
+
+    def _spawn(self, engine: str, count: int) -> list[Any]:
+        """``count`` fresh workers of ``engine`` on the load mock, prepared and warmed up."""
+        assert self._pool is not None
+        self.store.logs.mkdir(parents=True, exist_ok=True)
+        workers = []
+        for _ in range(count):
+            self._spawns += 1
+            log = self.store.logs / f"{engine}.load.{self._spawns}.log"
+            workers.append(
+                WorkerProcess(
+                    engine,
+                    -1,
+                    log,
+                    scenario_dir=self.scenario_dir,
+                    transport="loopback",
+                    base_urls={self.config.load_latency: self._pool.base_url},
+                    reference=None,
+                    handler_args=self.handler_args,
+                    python=self._python(engine),
+                )
+            )
+        try:
+            for worker in workers:
+                message = worker.receive(SPAWN_TIMEOUT_S)
+                if message.get("type") != "ready":
+                    raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}")
+            for worker in workers:
+                worker.send(
+                    {
+                        "op": "load_prepare",
+                        "scenario": self.config.load_scenario,
+                        "latency": self.config.load_latency,
+                        # the ramp warms the agent up (--quick has none: a smoke test)
+                        "warmup": 0,
+                    }
+                )
+            for worker in workers:
+                message = worker.receive(SPAWN_TIMEOUT_S)
+                if message.get("type") != "load_ready":
+                    raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}")
+        except WorkerError:
+            for worker in workers:
+                worker.kill()
+            raise
+        return workers
+
+    def _engine(self, engine: str) -> None:
+        """The engine's sweeps: one process, then more (workers start when first needed)."""
+        workers: list[Any] = []
+
+        def measure(rate: float, processes: int) -> bool | None:
+            if len(workers) < processes:
+                try:
+                    workers.extend(self._spawn(engine, processes - len(workers)))
+                except WorkerError as exc:
+                    self._lost(engine, processes, rate, f"workers could not start: {exc}")
+                    return None
+            verdict = self._measure(engine, processes, rate, workers[:processes])
+            if verdict is None:  # a worker died: the others go too
+                workers.clear()
+            return verdict
+
+        one_process: dict[float, bool] = {}
+        try:
+            for processes in self.processes:
+                self.progress.describe(f"{engine} · {processes} process(es)")
+                start = self.config.load_start_rate
+                if processes > 1 and one_process:
+                    start = loadplan.sweep_start(self.grid, start, one_process)
+                start = min(self.grid, key=lambda r: abs(r - start))
+                results = loadplan.sweep(
+                    self.grid,
+                    start,
+                    lambda rate, p=processes: measure(rate, p),
+                    self._known(engine, processes),
+                )
+                if processes == 1:
+                    one_process = results
+                self.progress.advance(0.0, 1)
+        finally:
+            for worker in workers:
+                worker.close()
+
+    def _known(self, engine: str, processes: int) -> dict[float, bool]:
+        """Verdicts of the levels of this sweep already in load.jsonl (a resumed run)."""
+        out = {}
+        for key, row in self._done.items():
+            if key[0] == "level" and key[1] == engine and key[5] == processes:
+                out[float(row.rate)] = metrics.load_level(row, seed=self.config.seed).sustained
+        return out
+
+    # -- one level ----------------------------------------------------------------------
+
+    def _level(self, rate: float, processes: int) -> loadplan.Level:
+        config = self.config
+        return loadplan.level_plan(
+            rate,
+            processes,
+            seed=config.seed,
+            scripted_ms=self.scripted_ms,
+            target_factor=config.load_target_factor,
+            window_s=config.load_window_s,
+            min_runs=config.load_min_runs,
+            ramp=config.load_ramp,
+            timeout_factor=config.load_timeout_factor,
+            error_budget=metrics.LOAD_ERROR_BUDGET,
+            max_arrivals=config.load_max_arrivals,
+        )
+
+    def _ids(self, engine: str, processes: int, rate: float) -> dict[str, Any]:
+        return {
+            "kind": "level",
+            "engine": engine,
+            "scenario": self.config.load_scenario,
+            "latency": self.config.load_latency,
+            "transport": "loopback",
+            "processes": processes,
+            "rate": float(rate),
+            "stream": None,
+        }
+
+    def _measure(self, engine: str, processes: int, rate: float, workers: list[Any]) -> bool | None:
+        """One level into load.jsonl; its verdict (None: lost to a worker crash)."""
+        assert self._pool is not None
+        level = self._level(rate, processes)
+        ids = self._ids(engine, processes, rate)
+        self.progress.describe(f"{engine} · {processes} process(es) · {rate:g} runs/s")
+        start_at = time.time() + 0.3
+        pids = [w.pid for w in workers]
+        cpu_before, wall, host_before = self._pool.cpu_s(), time.monotonic(), host_busy_s()
+        engines_before = processes_cpu_s(pids)
+        try:
+            for worker, schedule in zip(workers, level.schedules, strict=True):
+                worker.send(
+                    {
+                        "op": "load",
+                        "scenario": self.config.load_scenario,
+                        "latency": self.config.load_latency,
+                        "start_at": start_at,
+                        "schedule": loadplan.schedule_dict(schedule),
+                    }
+                )
+            limit = 60.0 + max(s.deadline_s for s in level.schedules) * 2
+            parts = []
+            for worker in workers:
+                message = worker.receive(limit)
+                if message.get("type") != "load":
+                    raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}")
+                parts.append(message["row"])
+        except WorkerError as exc:
+            tails = "\n".join(w.stderr_tail() for w in workers)
+            self._lost(engine, processes, rate, f"{exc}\n{tails}".strip())
+            for worker in workers:
+                worker.kill()
+            return None
+        elapsed, cpu_after = time.monotonic() - wall, self._pool.cpu_s()
+        self.progress.advance(level.est_s, 0)
+        row = {
+            **ids,
+            **aggregate(parts),
+            "seed": self.config.seed,
+            "scripted_ms": self.scripted_ms,
+            "target_ms": self.target_ms,
+            "ramp_s": level.ramp_s,
+            "window_s": level.window_s,
+            "timeout_s": level.timeout_s,
+            "mock_processes": len(self._pool.processes),
+            "mock_cpu_per_s": busiest(cpu_before, cpu_after, elapsed),
+            "mock_cpu_total_per_s": total(cpu_before, cpu_after, elapsed),
+            "host_cpu_per_s": (host_busy_s() - host_before) / elapsed,
+            "engine_cpu_total_per_s": (processes_cpu_s(pids) - engines_before) / elapsed,
+            "ended_at": time.time(),
+        }
+        self.store.append(LOAD, row)
+        self.store.sync()
+        self.outcome.levels += 1
+        typed = LoadRow.model_validate_json(dumps_line(row))  # as the file will read
+        judged = metrics.load_level(typed, seed=self.config.seed)
+        verdict = "sustained" if judged.sustained else "not sustained: " + "; ".join(judged.why_not)
+        self.progress.message(
+            f"load: {engine} × {processes} at {rate:g} runs/s — p95 "
+            f"{judged.p95.point:,.0f} ms, achieved {judged.achieved_rate:,.1f} runs/s, "
+            f"{judged.errors + judged.timeouts} bad of {judged.scheduled}: {verdict}"
+        )
+        return judged.sustained
+
+    def _lost(self, engine: str, processes: int, rate: float, reason: str) -> None:
+        self.store.append(
+            LOAD,
+            {**self._ids(engine, processes, rate), "crashed": True, "error": reason[-TAIL_CHARS:]},
+        )
+        self.store.sync()
+        self.outcome.crashed_levels += 1
+        self.progress.message(f"load: {engine} × {processes} at {rate:g} runs/s lost: {reason}")
+
+
+__all__ = ["LoadOutcome", "LoadPhase", "aggregate", "load_engines", "load_processes"]

@@ -1,0 +1,42 @@
+"""The LangChain version matrix: does today's baseline run on each LangChain line the run
+measured? Each line is probed in fresh interpreters of its environment (``version_probe``),
+and the table (``bench.results.versions``) is written to versions.json."""
+
+from __future__ import annotations
+
+from bench.engines.codesize import measure_target
+from bench.engines.registry import REGISTRY
+from bench.results.files import VERSIONS
+from bench.results.folder import load_run_folder
+from bench.results.rows import VersionProbe
+from bench.results.versions import version_rows, write_versions
+from bench.runner.phases.context import PhaseContext
+from bench.runner.phases.version_probe import probe
+
+PROBE_EST_S = 8.0  # one line's probe (two fresh interpreters), for the ETA
+
+
+def run(ctx: PhaseContext) -> None:
+    engines = ctx.config.engines
+    specs = [REGISTRY[e] for e in engines if e in REGISTRY and REGISTRY[e].version_line]
+    if not specs:
+        return
+    ctx.progress.phase("versions", PROBE_EST_S * len(specs), len(specs), "probes")
+    probes: dict[str, VersionProbe | str] = {}
+    for spec in specs:
+        ctx.progress.describe(f"does today's baseline run on LangChain {spec.version_line}?")
+        skipped = ctx.workers.env_failure(spec.name)
+        if skipped is not None:
+            probes[spec.name] = skipped
+        else:
+            try:
+                found = probe(spec.name, ctx.workers.pythons[spec.environment])
+                probes[spec.name] = VersionProbe.model_validate(found)
+            except Exception as exc:  # a probe that breaks loses its row, not the run
+                probes[spec.name] = f"probe failed: {type(exc).__name__}: {exc}"
+        ctx.progress.advance(PROBE_EST_S)
+    statements = {t: measure_target(t).statements for s in specs for t in s.adapter_code}
+    ctx.store.sync()
+    folder = load_run_folder(ctx.store.directory, require_runs=False)
+    rows = version_rows(specs, probes, folder.timed_runs, folder.footprint, statements)
+    write_versions(ctx.store.path(VERSIONS), rows)
