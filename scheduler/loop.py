@@ -285,7 +285,7 @@ class AgentLoop:
                     )
             except (LLMError, asyncio.CancelledError):
                 raise
-            except Exception as exc:  # a ChatModel that does not keep its contract
+            except BaseException as exc:  # a ChatModel that does not keep its contract
                 raise LLMError(
                     f"the chat model raised {type(exc).__name__}: {safe_str(exc)}"
                 ) from exc

@@ -36,7 +36,7 @@ from scheduler.errors import (
     TokenBudgetExceeded,
     TotalTokensExceeded,
 )
-from scheduler.tokens import byte_bound, is_large
+from scheduler.tokens import REPLY_PRIMING, byte_bound, char_floor, is_large
 from scheduler.types import (
     TERMINAL,
     TRANSITIONS,
@@ -237,33 +237,49 @@ class RunState:
         self.step += 1
         return self.step
 
-    async def input_tokens(self) -> int | None:
+    async def input_tokens(self, limit: int | None = None) -> int | None:
         """Exact input tokens of the next request (messages + tool schemas + reply priming),
         counting only the messages added since the last call (large ones off the event
-        loop). None when not counting."""
+        loop). None when not counting. With ``limit``, a large message stops being counted
+        once the total passes it: TokenBudgetExceeded, with the count so far (a lower bound)."""
         counter = self.counter
         if counter is None:
             return None
         messages = self.messages
         if len(messages) < self._counted:  # the list was cut (memory trim): recount
             self._counted = self._message_tokens = 0
+        fixed = counter.tools_tokens + REPLY_PRIMING
         total = self._message_tokens
         for i in range(self._counted, len(messages)):
             message = messages[i]
             if is_large(message):
-                total += await counter.amessage(message)
+                room = None if limit is None else limit - fixed - total
+                tokens, complete = await counter.amessage(message, room)
+                total += tokens
+                if not complete:
+                    assert limit is not None  # only a limit stops a count the run still awaits
+                    raise TokenBudgetExceeded(limit, total + fixed, counted="lower bound")
             else:
                 total += counter.message(message)
-        self._counted, self._message_tokens = len(messages), total
-        return total + counter.tools_tokens + 3  # + reply priming (OpenAI cookbook)
+            self._counted, self._message_tokens = i + 1, total
+        return total + fixed
 
     async def check_request(self) -> int | None:
         """Before a request: its input size against ``token_budget``. Returns the exact
         count, or None when not counted: with ``exact_tokens`` off, a request whose upper
-        bound (its UTF-8 size) already fits the budget is not tokenized at all."""
+        bound (its UTF-8 size) already fits the budget is not tokenized at all. A request
+        whose lower bound (its length) is already over it is refused without tokenizing."""
         budget = self.token_budget
-        if self.counter is None:
+        counter = self.counter
+        if counter is None:
             return None
+        if budget is not None:
+            messages = self.messages
+            start = self._counted if len(messages) >= self._counted else 0
+            floor = (0 if start == 0 else self._message_tokens) + counter.tools_tokens
+            floor += REPLY_PRIMING + sum(char_floor(m) for m in messages[start:])
+            if floor > budget:
+                raise TokenBudgetExceeded(budget, floor, counted="lower bound")
         if not self.exact_tokens and budget is not None:
             messages = self.messages
             if len(messages) < self._bounded:  # the list was cut (memory trim): recount
@@ -272,9 +288,9 @@ class RunState:
             for i in range(self._bounded, len(messages)):
                 bound += byte_bound(messages[i])
             self._bounded, self._bound = len(messages), bound
-            if bound + self.counter.tools_tokens + 3 <= budget:
+            if bound + counter.tools_tokens + REPLY_PRIMING <= budget:
                 return None  # certainly within the budget
-        tokens = await self.input_tokens()
+        tokens = await self.input_tokens(budget)
         if tokens is not None and budget is not None and tokens > budget:
             raise TokenBudgetExceeded(budget, tokens)
         return tokens
