@@ -181,6 +181,23 @@ class RequestScope:
             raise self.fail(RequestTokensExceeded(limit, self.tokens))
 
 
+@dataclass(slots=True)
+class _Tally:
+    """A per-message measure summed over a conversation, adding only the new messages."""
+
+    measure: Callable[[dict[str, Any]], int]
+    done: int = 0  # messages measured
+    total: int = 0
+
+    def update(self, messages: list[dict[str, Any]]) -> int:
+        if len(messages) < self.done:  # the list was cut (memory trim): start again
+            self.done = self.total = 0
+        for i in range(self.done, len(messages)):
+            self.total += self.measure(messages[i])
+        self.done = len(messages)
+        return self.total
+
+
 @dataclass(slots=True, eq=False)
 class RunState:
     """Everything one run knows; hooks and tools receive it. Guards its own budgets."""
@@ -216,8 +233,8 @@ class RunState:
     exact_tokens: bool = True  # count every request (False: only when the bound may not fit)
     _counted: int = 0  # messages already counted (each message is counted once)
     _message_tokens: int = 0  # their tokens
-    _bounded: int = 0  # messages already bounded
-    _bound: int = 0  # their upper bound
+    _floor: _Tally = field(default_factory=lambda: _Tally(char_floor))  # messages' lower bound
+    _bound: _Tally = field(default_factory=lambda: _Tally(byte_bound))  # ... and upper bound
 
     def transition(self, target: AgentStatus) -> None:
         """Move to ``target`` or raise InvalidTransition."""
@@ -266,29 +283,19 @@ class RunState:
 
     async def check_request(self) -> int | None:
         """Before a request: its input size against ``token_budget``. Returns the exact
-        count, or None when not counted: with ``exact_tokens`` off, a request whose upper
-        bound (its UTF-8 size) already fits the budget is not tokenized at all. A request
-        whose lower bound (its length) is already over it is refused without tokenizing."""
-        budget = self.token_budget
-        counter = self.counter
+        count, or None when not counted. A request whose lower bound (its length: no token
+        is longer than 128 characters) is over the budget is refused without tokenizing;
+        with ``exact_tokens`` off, one whose upper bound (its UTF-8 size) fits is let through
+        without tokenizing."""
+        budget, counter = self.token_budget, self.counter
         if counter is None:
             return None
         if budget is not None:
-            messages = self.messages
-            start = self._counted if len(messages) >= self._counted else 0
-            floor = (0 if start == 0 else self._message_tokens) + counter.tools_tokens
-            floor += REPLY_PRIMING + sum(char_floor(m) for m in messages[start:])
+            fixed = counter.tools_tokens + REPLY_PRIMING
+            floor = self._floor.update(self.messages) + fixed
             if floor > budget:
                 raise TokenBudgetExceeded(budget, floor, counted="lower bound")
-        if not self.exact_tokens and budget is not None:
-            messages = self.messages
-            if len(messages) < self._bounded:  # the list was cut (memory trim): recount
-                self._bounded = self._bound = 0
-            bound = self._bound
-            for i in range(self._bounded, len(messages)):
-                bound += byte_bound(messages[i])
-            self._bounded, self._bound = len(messages), bound
-            if bound + counter.tools_tokens + REPLY_PRIMING <= budget:
+            if not self.exact_tokens and self._bound.update(self.messages) + fixed <= budget:
                 return None  # certainly within the budget
         tokens = await self.input_tokens(budget)
         if tokens is not None and budget is not None and tokens > budget:

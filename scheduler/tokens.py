@@ -82,11 +82,13 @@ def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[str]:
     text's. A stretch with no cut point (one 1 MB run of letters) stays one piece."""
     start, end = 0, len(text)
     while end - start > size:
-        at, cut = start + size, -1
-        while cut < 0 and at < end:  # bounded searches: the GIL is held for one window at a time
+        cut = None
+        for at in range(start + size, end, size):  # one window per search: the GIL is held briefly
             match = _CUT.search(text, at, min(at + size, end))
-            cut, at = (match.start(), at) if match else (-1, at + size)
-        if cut < 0:
+            if match:
+                cut = match.start()
+                break
+        if cut is None:
             break
         yield text[start:cut]
         start = cut
