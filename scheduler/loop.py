@@ -420,9 +420,7 @@ class AgentLoop:
         if state.scope is not None and state.scope.handle.state is state:
             state.scope.handle.result = result
         if self.memory is not None:
-            if state.counter is not None:
-                self.memory.count_tokens = state.counter.message
-            self.memory.save(state.messages[state.memory_from :])
+            self.memory.save(state.messages[state.memory_from :], state.counter)
         if (
             error is not None
             and self.hooks.on_error

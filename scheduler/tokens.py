@@ -296,6 +296,13 @@ class AgentCounter:
             return self._system_tokens
         return count_message_tokens(message)
 
+    def within(self, message: Message, limit: int) -> int:
+        """``message()``, or a number above ``limit`` once the message is known to exceed it:
+        a large message is counted no further than that (bounded work, on the caller's thread)."""
+        if not is_large(message):
+            return self.message(message)
+        return count_large_message(message, limit)[0]
+
     async def amessage(self, message: Message, limit: int | None = None) -> tuple[int, bool]:
         """``count_large_message(message, limit)`` in a worker thread: the event loop goes on.
         If the awaiting run is cancelled, the thread stops at its next piece."""

@@ -431,3 +431,19 @@ async def test_an_aborted_runs_summary_does_not_process_a_whole_5mb_result(llm):
         f"What was gathered:\n- dump(): {_reference_preview(text, 160)}"
     )
     assert CountedStr.splits == []
+
+
+async def test_memory_trims_a_huge_turn_without_counting_it_on_the_loop(llm, spy):
+    agent = _dump_agent(llm, "word " * 400_000, memory=True, memory_max_tokens=100)
+    after: list[int] = []
+
+    def from_step_2(state: Any, step: int) -> None:
+        if step == 2:
+            spy.lengths.clear()
+
+    agent.on("before_step", from_step_2)
+    agent.on("on_complete", lambda state, result: after.extend(spy.lengths))  # after the trim
+    result = await agent.run(ask("dump"))
+    assert (result.status, result.reason) == (S.ABORTED, R.TOKEN_BUDGET)  # 2 MB > 12,000
+    assert [m["role"] for m in agent.memory.messages] == ["user", "assistant", "tool"]
+    assert after and max(after) < 1_000  # neither the budget check nor the trim counted 2 MB
