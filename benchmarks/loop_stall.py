@@ -11,6 +11,7 @@ tokens on the same loop: only the scheduler's own work is measured):
 - ``time_limit``: counted exactly, but the request's ``Budget(timeout_s=0.05)`` ends the run
   while it counts; also reports the CPU spent after the run ended, until the counting thread
   returned (``loop.shutdown_default_executor()`` waits for it);
+- ``memory``: ``count`` with conversation memory on (6,000 tokens): the run's end trims it;
 - ``preview``: no counting; the run stops at ``max_steps=1`` and summarises what it gathered.
 
 Prints, per case and size, the worst gap (median and range over ``--repeat`` runs), the
@@ -43,7 +44,7 @@ from scheduler import (
     ToolSpec,
 )
 
-CASES = ("idle", "count", "refuse", "time_limit", "preview")
+CASES = ("idle", "count", "refuse", "time_limit", "memory", "preview")
 BEAT_S = 0.001
 
 
@@ -79,8 +80,10 @@ def agent_for(case: str, text: str) -> tuple[LightweightAgent, Budget | None]:
     dump = ToolSpec("dump", "A large dump.", {"type": "object", "properties": {}}, lambda: text)
     options: dict[str, Any] = {"max_same_tool_calls": None}
     budget = None
-    if case in ("count", "time_limit"):
+    if case in ("count", "time_limit", "memory"):
         options.update(token_budget=10**9, token_counting="exact")
+    if case == "memory":
+        options.update(memory=True, memory_max_tokens=6_000)
     if case == "time_limit":
         budget = Budget(timeout_s=0.05)
     if case == "preview":
