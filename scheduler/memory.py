@@ -2,11 +2,13 @@
 
 After each run the new messages (user input, tool calls, tool results, answer) are added;
 then whole turns — a user message and everything up to the next one — are dropped, oldest
-first, until the memory fits ``max_tokens``. The latest turn is always kept. Trimming counts
-newest first and no further than the room left (``count_within``): an 8 MB tool output costs
-what ``max_tokens`` tokens cost to count, on the event loop that calls it, not seconds. Tool calls are
+first, until the memory fits ``max_tokens``. The latest turn is always kept. Tool calls are
 never separated from their results (an assistant message whose calls lack results, as after
 a cancellation, is dropped) so the next request is always a valid conversation.
+
+Trimming runs on the caller's event loop, so it counts newest first and no further than the
+room left (``count_within``): a 5 MB tool output costs what ``max_tokens`` tokens cost to
+count (it stalled the loop 3.6 s when every message was counted in full).
 """
 
 from __future__ import annotations
