@@ -9,8 +9,12 @@ timeout. Every failure becomes a ``ToolResult`` whose content starts with ``Erro
 LLM reads it and the run goes on.
 
 Breakers count *dependency* failures only: exceptions and timeouts. A ``ToolInputError``
-(the caller's mistake) and a cancelled call count for nothing, and a half-open trial that
-ends either way lets the next trial through. What the LLM reads of an exception is its type
+(the caller's mistake), a cancelled call and a call stopped by its own request's budget (an
+agent run as a tool, out of the caller's steps) count for nothing, and a half-open trial that
+ends either way lets the next trial through. Whatever a handler raises — ``SystemExit``,
+``KeyboardInterrupt``, ``GeneratorExit`` or any ``BaseException``, in a thread or not — is that
+call's failure, never the service's; only the cancellation of the run itself propagates (and
+wins over whatever the tool turned it into). What the LLM reads of an exception is its type
 (``tool 'x' failed: KeyError``) unless the tool sets ``expose_errors``; the full text stays
 on the result and in the trace.
 
@@ -210,7 +214,9 @@ class ToolExecutor:
                     answer = self.approver(call=call, arguments=args, state=state)
                     if inspect.isawaitable(answer):
                         answer = await answer
-                except Exception as exc:  # a broken approver must not approve
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as exc:  # a broken approver must not approve
                     answer = Approval(
                         False, f"the approver failed: {type(exc).__name__}: {safe_str(exc)}"
                     )
@@ -253,29 +259,46 @@ class ToolExecutor:
                 breaker.release()
             exc.tool_name = call.name
             error = exc
-        except asyncio.CancelledError as exc:
-            if breaker is not None:
-                breaker.release()
-            if _cancelling():
-                raise  # the run is being cancelled
-            error = ToolExecutionError(call.name, exc)  # the tool raised it itself
-        except Exception as exc:
-            if breaker is not None:
-                breaker.record_failure()
-            if isinstance(exc, DeadlineExceeded) and timeout is not None:
-                error = ToolTimeout(call.name, timeout)
-            else:
-                error = ToolExecutionError(call.name, exc.cause if type(exc) is ToolRaised else exc)
-        except BaseException:
-            if breaker is not None:
-                breaker.release()
-            raise
+        except BaseException as exc:  # whatever the handler raised: SystemExit included
+            if _cancelling():  # the run is being cancelled: that wins over what the tool did
+                if breaker is not None:
+                    breaker.release()
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise asyncio.CancelledError() from exc
+            error = self._failure(state, call.name, exc, timeout, breaker)
         else:
             if breaker is not None:
                 breaker.record_success()
             item.result = await self._finish(state, item, value, None)
             return
         item.result = await self._finish(state, item, None, error)
+
+    @staticmethod
+    def _failure(
+        state: RunState,
+        name: str,
+        exc: BaseException,
+        timeout: float | None,
+        breaker: CircuitBreaker | None,
+    ) -> ToolError:
+        """The tool error for what a handler raised, and what it tells the breaker: a failure
+        of the dependency, or nothing (a CancelledError of its own, or its request's budget
+        running out inside it — an agent run as a tool, stopped by the caller's budget)."""
+        if isinstance(exc, ToolRaised):  # a sync handler's BaseException, from its thread
+            exc = exc.cause
+        scope = state.scope
+        dependency_failed = not isinstance(exc, asyncio.CancelledError) and (
+            scope is None or exc is not scope.exhausted
+        )
+        if breaker is not None:
+            if dependency_failed:
+                breaker.record_failure()
+            else:
+                breaker.release()
+        if isinstance(exc, DeadlineExceeded) and timeout is not None:
+            return ToolTimeout(name, timeout)
+        return ToolExecutionError(name, exc)
 
     async def _call_sync(
         self, spec: ToolSpec, kwargs: dict[str, Any], timeout: float | None

@@ -13,14 +13,16 @@ on_error       state, error: SchedulerError                 -
 on_complete    state, result: RunResult                     -
 =============  ===========================================  ==============================
 
-A hook that raises is recorded — on ``RunResult.hook_errors`` and as a ``hook_error`` event
-on the current span, with the event and hook names — and the run goes on, unless the agent
-was built with ``AgentConfig(raise_hook_errors=True)``; then the run fails with reason
-``hook_error``. Errors in on_error and on_complete hooks are always only recorded.
+A hook that raises — anything but a cancellation, ``SystemExit`` included — is recorded (on
+``RunResult.hook_errors`` and as a ``hook_error`` event on the current span, with the event
+and hook names) and the run goes on, unless the agent was built with
+``AgentConfig(raise_hook_errors=True)``; then the run fails with reason ``hook_error``.
+Errors in on_error and on_complete hooks are always only recorded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, overload
@@ -141,7 +143,9 @@ class Hooks:
                 value = fn(state=state, **kwargs)
                 if is_async or inspect.isawaitable(value):
                     value = await value
-            except Exception as exc:
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # SystemExit too: a hook never stops the service
                 error = HookError(event, name, exc)
                 state.hook_errors.append(error)
                 if span is not None:

@@ -285,7 +285,7 @@ class AgentLoop:
                     )
             except (LLMError, asyncio.CancelledError):
                 raise
-            except Exception as exc:  # a ChatModel that does not keep its contract
+            except BaseException as exc:  # a ChatModel that does not keep its contract
                 raise LLMError(
                     f"the chat model raised {type(exc).__name__}: {safe_str(exc)}"
                 ) from exc
@@ -420,9 +420,7 @@ class AgentLoop:
         if state.scope is not None and state.scope.handle.state is state:
             state.scope.handle.result = result
         if self.memory is not None:
-            if state.counter is not None:
-                self.memory.count_tokens = state.counter.message
-            self.memory.save(state.messages[state.memory_from :])
+            self.memory.save(state.messages[state.memory_from :], state.counter)
         if (
             error is not None
             and self.hooks.on_error

@@ -2,7 +2,9 @@
 
 *Hierarchical* (supervisor / workers): ``agent_as_tool(worker)`` is a tool that runs the
 worker on a task and returns its answer; the worker's whole run is traced under the
-supervisor's ``execute_tool`` span. A worker that does not complete is a tool error.
+supervisor's ``execute_tool`` span. A worker that does not complete is a tool error; one
+stopped by the request's own budget (the caller's steps, tokens or depth) raises that budget's
+error, so that the tool's circuit breaker does not count the caller's limit as its failure.
 
 *Swarm* (handoff): ``handoff(other)`` is a tool ``transfer_to_<name>``; when the LLM calls
 it, the current agent stops and ``other`` continues the same conversation (with its own
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scheduler.errors import RequestBudgetExceeded
 from scheduler.tools import NO_TIMEOUT, ToolContext, ToolSpec
 from scheduler.types import Handoff, RunResult
 
@@ -54,6 +57,8 @@ def agent_as_tool(
 
     async def delegate(task: str, ctx: ToolContext) -> str:
         result = await agent.run_nested(task, parent=ctx.state, span=ctx.span)
+        if isinstance(result.error, RequestBudgetExceeded):
+            raise result.error  # the caller's request ran out, not the worker
         if not result.ok:
             raise WorkerFailed(
                 f"{agent.name} {result.status.value} ({result.reason.value}): {result.detail}"

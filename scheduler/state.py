@@ -36,7 +36,7 @@ from scheduler.errors import (
     TokenBudgetExceeded,
     TotalTokensExceeded,
 )
-from scheduler.tokens import byte_bound, is_large
+from scheduler.tokens import REPLY_PRIMING, byte_bound, char_floor, is_large
 from scheduler.types import (
     TERMINAL,
     TRANSITIONS,
@@ -181,6 +181,23 @@ class RequestScope:
             raise self.fail(RequestTokensExceeded(limit, self.tokens))
 
 
+@dataclass(slots=True)
+class _Tally:
+    """A per-message measure summed over a conversation, adding only the new messages."""
+
+    measure: Callable[[dict[str, Any]], int]
+    done: int = 0  # messages measured
+    total: int = 0
+
+    def update(self, messages: list[dict[str, Any]]) -> int:
+        if len(messages) < self.done:  # the list was cut (memory trim): start again
+            self.done = self.total = 0
+        for i in range(self.done, len(messages)):
+            self.total += self.measure(messages[i])
+        self.done = len(messages)
+        return self.total
+
+
 @dataclass(slots=True, eq=False)
 class RunState:
     """Everything one run knows; hooks and tools receive it. Guards its own budgets."""
@@ -216,8 +233,8 @@ class RunState:
     exact_tokens: bool = True  # count every request (False: only when the bound may not fit)
     _counted: int = 0  # messages already counted (each message is counted once)
     _message_tokens: int = 0  # their tokens
-    _bounded: int = 0  # messages already bounded
-    _bound: int = 0  # their upper bound
+    _floor: _Tally = field(default_factory=lambda: _Tally(char_floor))  # messages' lower bound
+    _bound: _Tally = field(default_factory=lambda: _Tally(byte_bound))  # ... and upper bound
 
     def transition(self, target: AgentStatus) -> None:
         """Move to ``target`` or raise InvalidTransition."""
@@ -237,44 +254,50 @@ class RunState:
         self.step += 1
         return self.step
 
-    async def input_tokens(self) -> int | None:
+    async def input_tokens(self, limit: int | None = None) -> int | None:
         """Exact input tokens of the next request (messages + tool schemas + reply priming),
         counting only the messages added since the last call (large ones off the event
-        loop). None when not counting."""
+        loop). None when not counting. With ``limit``, a large message stops being counted
+        once the total passes it: TokenBudgetExceeded, with the count so far (a lower bound)."""
         counter = self.counter
         if counter is None:
             return None
         messages = self.messages
         if len(messages) < self._counted:  # the list was cut (memory trim): recount
             self._counted = self._message_tokens = 0
+        fixed = counter.tools_tokens + REPLY_PRIMING
         total = self._message_tokens
         for i in range(self._counted, len(messages)):
             message = messages[i]
             if is_large(message):
-                total += await counter.amessage(message)
+                room = None if limit is None else limit - fixed - total
+                tokens, complete = await counter.amessage(message, room)
+                total += tokens
+                if not complete:
+                    assert limit is not None  # only a limit stops a count the run still awaits
+                    raise TokenBudgetExceeded(limit, total + fixed, counted="lower bound")
             else:
                 total += counter.message(message)
-        self._counted, self._message_tokens = len(messages), total
-        return total + counter.tools_tokens + 3  # + reply priming (OpenAI cookbook)
+            self._counted, self._message_tokens = i + 1, total
+        return total + fixed
 
     async def check_request(self) -> int | None:
         """Before a request: its input size against ``token_budget``. Returns the exact
-        count, or None when not counted: with ``exact_tokens`` off, a request whose upper
-        bound (its UTF-8 size) already fits the budget is not tokenized at all."""
-        budget = self.token_budget
-        if self.counter is None:
+        count, or None when not counted. A request whose lower bound (its length: no token
+        is longer than 128 characters) is over the budget is refused without tokenizing;
+        with ``exact_tokens`` off, one whose upper bound (its UTF-8 size) fits is let through
+        without tokenizing."""
+        budget, counter = self.token_budget, self.counter
+        if counter is None:
             return None
-        if not self.exact_tokens and budget is not None:
-            messages = self.messages
-            if len(messages) < self._bounded:  # the list was cut (memory trim): recount
-                self._bounded = self._bound = 0
-            bound = self._bound
-            for i in range(self._bounded, len(messages)):
-                bound += byte_bound(messages[i])
-            self._bounded, self._bound = len(messages), bound
-            if bound + self.counter.tools_tokens + 3 <= budget:
+        if budget is not None:
+            fixed = counter.tools_tokens + REPLY_PRIMING
+            floor = self._floor.update(self.messages) + fixed
+            if floor > budget:
+                raise TokenBudgetExceeded(budget, floor, counted="lower bound")
+            if not self.exact_tokens and self._bound.update(self.messages) + fixed <= budget:
                 return None  # certainly within the budget
-        tokens = await self.input_tokens()
+        tokens = await self.input_tokens(budget)
         if tokens is not None and budget is not None and tokens > budget:
             raise TokenBudgetExceeded(budget, tokens)
         return tokens

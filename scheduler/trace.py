@@ -235,8 +235,16 @@ def _duration(span: Span, durations: bool) -> str:
 
 
 def preview(text: str, limit: int) -> str:
-    """One line, at most ``limit`` characters (then ``...``)."""
-    flat = " ".join(text.split())
+    """One line, at most ``limit`` characters (then ``...``). Of a long text only the start
+    is read (a 5 MB tool output costs what its first few hundred characters cost)."""
+    window = 2 * limit + 64
+    while True:
+        # the flattened start of a text is the start of the flattened text; it shows the
+        # same once it is longer than the limit (or the window covers the text)
+        flat = " ".join(text[:window].split())
+        if len(flat) > limit or window >= len(text):
+            break
+        window *= 4  # mostly whitespace so far: read further
     return flat if len(flat) <= limit else flat[: limit - 3].rstrip() + "..."
 
 
