@@ -1,6 +1,6 @@
 """``schedbench scenarios import FILE``: a JSONL log of chat completions into a scenario.
 
-The accepted line shapes are documented in ``bench.record.logs`` and docs/scenarios.md.
+The accepted line shapes are documented in ``bench.traffic.logs`` and docs/scenarios.md.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bench.cli import UsageError
-    from bench.record import LogError, build_scenarios, read_log, write_scenario
+    from bench.traffic import LogError, build_scenarios, read_log, write_scenario
     from scenarios import BUILTIN_DIR
 
     name = scenario_name(args.name, Path(args.file).stem)

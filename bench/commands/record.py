@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from bench.record import Built, Redactor
+    from bench.traffic import Built, Redactor
 
 HELP = (
     "Record an agent's chat completions through a proxy on 127.0.0.1 (forwarding to an "
@@ -50,7 +50,7 @@ def add_naming_arguments(parser: argparse.ArgumentParser, default: str) -> None:
 def scenario_name(given: str | None, source: str) -> str:
     """``--name``, checked; else a name made from ``source``."""
     from bench.cli import UsageError
-    from bench.record.write import name_from
+    from bench.traffic.write import name_from
 
     if given is None:
         return name_from(source)
@@ -64,7 +64,7 @@ def scenario_name(given: str | None, source: str) -> str:
 
 def redactor(specs: list[str]) -> Redactor:
     from bench.cli import UsageError
-    from bench.record.redact import Redactor
+    from bench.traffic.redact import Redactor
 
     try:
         return Redactor.from_specs(specs)
@@ -74,8 +74,8 @@ def redactor(specs: list[str]) -> Redactor:
 
 def run(args: argparse.Namespace) -> int:
     from bench.cli import UsageError
-    from bench.record.proxy import serve
-    from bench.record.session import RecordingSession
+    from bench.traffic.proxy import serve
+    from bench.traffic.session import RecordingSession
 
     if not re.match(r"^https?://[^/\s]+", args.upstream):
         raise UsageError(f"--upstream must be an http:// or https:// URL, not {args.upstream!r}")

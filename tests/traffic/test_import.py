@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.record import Redactor, build_scenarios, read_log
-from tests.record.conftest import REDACTED_FIELD, SECRETS, recording_proxy, run_scheduler
+from bench.traffic import Redactor, build_scenarios, read_log
+from tests.traffic.conftest import REDACTED_FIELD, SECRETS, recording_proxy, run_scheduler
 
 
 def _iso(epoch: float) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from bench.cli import build_parser, main
 from bench.mockllm.latency import PROFILE_NAMES
-from tests.record.conftest import REDACTED_FIELD, SECRETS, run_scheduler
+from tests.traffic.conftest import REDACTED_FIELD, SECRETS, run_scheduler
 
 
 def no_secrets(directory: Path) -> list[str]:

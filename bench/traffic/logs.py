@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench.record.exchange import Exchange
-from bench.record.redact import Redactor, header_secrets
-from bench.record.stream import StreamAssembler
+from bench.traffic.exchange import Exchange
+from bench.traffic.redact import Redactor, header_secrets
+from bench.traffic.stream import StreamAssembler
 from scenarios.schema import TurnTiming
 
 

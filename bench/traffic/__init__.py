@@ -7,11 +7,11 @@ gateway's JSONL log (``logs``) — becomes a list of ``Exchange``\\s (``exchange
 imports ``scheduler/`` or any agent framework.
 """
 
-from bench.record.build import BuildError, Built, build_scenarios
-from bench.record.exchange import Exchange
-from bench.record.logs import LogError, read_log
-from bench.record.redact import MASK, Redactor
-from bench.record.write import scenario_yaml, write_scenario
+from bench.traffic.build import BuildError, Built, build_scenarios
+from bench.traffic.exchange import Exchange
+from bench.traffic.logs import LogError, read_log
+from bench.traffic.redact import MASK, Redactor
+from bench.traffic.write import scenario_yaml, write_scenario
 
 __all__ = [
     "MASK",

@@ -39,7 +39,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from bench.record.exchange import Exchange
+from bench.traffic.exchange import Exchange
 from scenarios.schema import (
     Expect,
     ExpectOverride,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.record import MASK, Exchange, LogError, Redactor, read_log
+from bench.traffic import MASK, Exchange, LogError, Redactor, read_log
 from scenarios import TurnTiming
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []}

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from bench.record.exchange import Exchange
+from bench.traffic.exchange import Exchange
 
 MASK = "[REDACTED]"
 SECRET_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key")

@@ -24,10 +24,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bench.record.exchange import Exchange
-from bench.record.redact import header_secrets
-from bench.record.session import RecordingSession
-from bench.record.stream import StreamReader, timing_from
+from bench.traffic.exchange import Exchange
+from bench.traffic.redact import header_secrets
+from bench.traffic.session import RecordingSession
+from bench.traffic.stream import StreamReader, timing_from
 
 READY_PREFIX = "schedbench record: proxy listening on "
 CHAT_SUFFIX = "/chat/completions"
@@ -156,7 +156,7 @@ def _listening_socket(port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # without it each relayed response can stall ~40 ms (Nagle meeting a delayed ACK), as
-    # the mock's server notes; bench/record stays free of the mock's imports, hence the copy
+    # the mock's server notes; bench/traffic stays free of the mock's imports, hence the copy
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(1024)

@@ -13,10 +13,10 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from bench.record.build import Built, build_scenarios
-from bench.record.exchange import Exchange
-from bench.record.redact import Redactor
-from bench.record.write import write_atomically, write_scenario
+from bench.traffic.build import Built, build_scenarios
+from bench.traffic.exchange import Exchange
+from bench.traffic.redact import Redactor
+from bench.traffic.write import write_atomically, write_scenario
 
 
 class RecordingSession:

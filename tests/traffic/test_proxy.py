@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from bench.record.proxy import create_app, upstream_url
-from bench.record.session import RecordingSession
-from tests.record.conftest import serve_in_thread
+from bench.traffic.proxy import create_app, upstream_url
+from bench.traffic.session import RecordingSession
+from tests.traffic.conftest import serve_in_thread
 
 SEEN: list[dict] = []
 
