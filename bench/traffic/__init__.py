@@ -2,14 +2,16 @@
 
 An agent's chat-completion traffic — live through ``schedbench record`` (``proxy``), or from a
 gateway's JSONL log (``logs``) — becomes a list of ``Exchange``\\s (``exchange``), masked by a
-``Redactor`` (``redact``); ``build`` turns the exchanges into validated scenarios and
-``write`` into YAML files. Like the mock, this package is part of the referee: it never
-imports ``scheduler/`` or any agent framework.
+``Redactor`` (``redact``); the agent reports what its tools did as ``ToolRun``\\s
+(``observe``). ``build`` turns both into validated scenarios (``toolruns``: the tools'
+behaviour) and ``write`` into YAML files; ``importer`` and ``record`` are the two commands.
+Like the mock, this package is part of the referee: it never imports ``scheduler/`` or any
+agent framework.
 """
 
 from bench.traffic.build import BuildError, Built, build_scenarios
-from bench.traffic.exchange import Exchange
-from bench.traffic.logs import LogError, read_log
+from bench.traffic.exchange import Exchange, ToolRun
+from bench.traffic.logs import LogError, Traffic, read_log, read_traffic
 from bench.traffic.redact import MASK, Redactor
 from bench.traffic.write import scenario_yaml, write_scenario
 
@@ -20,8 +22,11 @@ __all__ = [
     "Exchange",
     "LogError",
     "Redactor",
+    "ToolRun",
+    "Traffic",
     "build_scenarios",
     "read_log",
+    "read_traffic",
     "scenario_yaml",
     "write_scenario",
 ]

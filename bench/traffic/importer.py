@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 from bench.traffic.build import Built, build_scenarios
-from bench.traffic.logs import LogError, read_log
+from bench.traffic.logs import LogError, read_traffic
 from bench.traffic.redact import Redactor
-from bench.traffic.write import name_from, write_scenario
+from bench.traffic.write import name_from, write_atomically
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
 
@@ -43,24 +43,28 @@ def redactor(specs: list[str]) -> Redactor:
 
 def import_log(path: Path | str, name: str, redact: Redactor, directory: Path) -> Built:
     """Build the scenarios of the log at ``path`` and write them into ``directory``; never
-    overwrites a file. Raises TrafficError when there is nothing to write."""
+    overwrites a file. What the log held that the scenarios do not is in ``Built.notes``.
+    Raises TrafficError when there is nothing to write."""
     try:
-        exchanges = read_log(path, redact)
+        traffic = read_traffic(path, redact)
     except LogError as exc:
         raise TrafficError(str(exc)) from None
     if directory.exists() and not directory.is_dir():
         raise TrafficError(f"{directory}: not a directory")
-    built = build_scenarios(exchanges, name)
+    built = build_scenarios(traffic.exchanges, name, traffic.tool_runs)
+    built.notes[:0] = traffic.notes
     if not built.scenarios:
         reasons = built.errors + built.notes or ["no exchange in it"]
-        raise TrafficError(f"{path}: no scenario to build:\n" + "\n".join(reasons))
+        joined = reasons[0] if len(reasons) == 1 else "\n  " + "\n  ".join(reasons)
+        raise TrafficError(f"{path}: no scenario to build: {joined}")
     taken = [s.name for s in built.scenarios if (directory / f"{s.name}.yaml").exists()]
     if taken:
         raise TrafficError(
             f"{directory / taken[0]}.yaml already exists; choose another --name or delete it first"
         )
+    directory.mkdir(parents=True, exist_ok=True)
     for scenario in built.scenarios:
-        write_scenario(scenario, directory)
+        write_atomically(directory / f"{scenario.name}.yaml", built.texts[scenario.name])
     return built
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from bench.cli import build_parser, main
 from bench.mockllm.latency import PROFILE_NAMES
+from bench.traffic.proxy import WARMED_UP
 from tests.traffic.conftest import REDACTED_FIELD, SECRETS, run_scheduler
 
 
@@ -54,7 +55,8 @@ async def test_record_runs_until_interrupted_and_writes_a_valid_scenario(
         process.kill()
     assert (process.returncode, errors) == (0, "")
     assert intro == f"recording into {out}/my_agent.yaml (log: my_agent.jsonl); Ctrl-C to stop"
-    lines = rest.splitlines()
+    warmed, *lines = rest.splitlines()
+    assert warmed == WARMED_UP  # the upstream is the mock
     assert [line.split(",")[0] for line in lines[:3]] == [
         f"exchange {i}: HTTP 200" for i in (1, 2, 3)
     ]

@@ -83,7 +83,7 @@ def test_header_secrets_and_learned_secrets_mask_later_exchanges() -> None:
     secrets = header_secrets(
         {"Authorization": "Bearer sk-test-SECRET123", "api-key": "azure-KEY-1", "accept": "x"}
     )
-    assert secrets == ["sk-test-SECRET123", "azure-KEY-1"]
+    assert secrets == ["Bearer sk-test-SECRET123", "sk-test-SECRET123", "azure-KEY-1"]
     redactor = Redactor(fields=["token"], secrets=secrets)
     first = redactor(
         exchange(
