@@ -286,10 +286,8 @@ def read_traffic(path: Path | str, redactor: Redactor | None = None) -> Traffic:
     path = Path(path)
     redactor = redactor or Redactor()
     try:
-        if not path.is_file():
-            raise LogError(
-                f"{path}: not a regular file" if path.exists() else f"{path}: no such file"
-            )
+        if path.exists() and not path.is_file():
+            raise LogError(f"{path}: not a regular file")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise LogError(f"{path}: cannot read: {exc.strerror}") from None

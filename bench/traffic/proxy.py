@@ -14,7 +14,9 @@ Bounded whatever the traffic: a request body of at most ``MAX_REQUEST_BYTES`` (e
 and of each exchange at most ``MAX_RECORDED_BYTES`` kept for the recording (a larger one is
 relayed whole and recorded as too large); a stream's reader keeps bounded state.
 Recording (masking, building, writing) runs on a thread of its own, in arrival order, never
-on the event loop, and a recording that fails costs only its own exchange.
+on the event loop, and a recording that fails costs only its own exchange. An answer's last
+byte waits for its recording, as a synchronous recorder's would: the agent's next call is
+then not timed while the recorder works.
 
 Only programs on this machine may use it: a request whose ``Host`` is not the proxy's own
 loopback address (DNS rebinding) or that comes from a web page (``Origin``,
@@ -28,12 +30,13 @@ which would otherwise be recorded as the model's latency.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -154,11 +157,11 @@ class _Recorder:
         self.session = session
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="schedbench-record")
 
-    def exchange(self, exchange: Exchange, secrets: list[str]) -> None:
-        self._pool.submit(self._safely, "an exchange", self.session.add, exchange, secrets)
+    def exchange(self, exchange: Exchange, secrets: list[str]) -> Future[None]:
+        return self._pool.submit(self._safely, "an exchange", self.session.add, exchange, secrets)
 
-    def tool_run(self, run: ToolRun) -> None:
-        self._pool.submit(self._safely, "a tool run", self.session.add_tool_run, run)
+    def tool_run(self, run: ToolRun) -> Future[None]:
+        return self._pool.submit(self._safely, "a tool run", self.session.add_tool_run, run)
 
     def _safely(self, what: str, add: Callable[..., Any], *args: Any) -> None:
         try:
@@ -169,6 +172,20 @@ class _Recorder:
     def close(self) -> None:
         """Wait until everything submitted is recorded."""
         self._pool.shutdown(wait=True)
+
+
+class _Relay(StreamingResponse):
+    """A streaming response that always closes its body: a client that leaves at
+    ``[DONE]`` without reading the end (most SDKs) would otherwise leave the relay suspended
+    until garbage collection, its recording not made."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            aclose = getattr(self.body_iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 class _Kept:
@@ -351,17 +368,23 @@ def create_app(
                 finished = True
             finally:
                 ended = time.perf_counter()
+                recording = None
                 if recorded:
                     try:
-                        state["recorder"].exchange(exchange(ended, finished), secrets)
+                        recording = state["recorder"].exchange(exchange(ended, finished), secrets)
                     except Exception as exc:  # the relay goes on whatever the recording does
                         session.on_event(
                             f"an exchange was not recorded: {type(exc).__name__}: {exc}"
                         )
                 with contextlib.suppress(Exception):
                     await reply.aclose()
+                if recording is not None:
+                    # the answer's end waits for its recording (the loop serves others
+                    # meanwhile): recording this call never competes for the CPU with timing
+                    # the agent's next one. Shielded: a client that leaves must not cancel it
+                    await asyncio.shield(asyncio.wrap_future(recording))
 
-        return StreamingResponse(relay(), status_code=reply.status_code, headers=out_headers)
+        return _Relay(relay(), status_code=reply.status_code, headers=out_headers)
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
     return Starlette(

@@ -78,7 +78,7 @@ def header_secrets(headers: Mapping[str, Any]) -> list[str]:
         if "cookie" in lower:
             for pair in value.split(";"):
                 _, equals, cookie = pair.partition("=")
-                if equals and cookie.strip():
+                if equals and len(cookie.strip()) >= _MIN_GUESSED_CHARS:  # not "theme=dark"
                     secrets.append(cookie.strip())
             continue
         scheme, space, credential = value.partition(" ")

@@ -7,9 +7,11 @@ back, exchanges and tool runs in the order they started) and the scenarios built
 of it so far are rewritten atomically, so the folder is complete and valid at every moment
 of a recording: a crash loses nothing.
 
-One exchange that cannot become part of a scenario (a text too long for a scenario file, a
-token count out of bounds, a lone surrogate) costs only its own conversation, with a line
-saying why; the log keeps it as it came (JSON escapes where UTF-8 cannot hold a character).
+One exchange that cannot become part of a scenario (a text too long for a scenario file)
+costs only its own conversation, with a line saying why (its file, written while it was
+shorter, is removed); what can be kept of one is (a token count out of bounds is left out, a
+lone surrogate becomes U+FFFD), with a note. The log keeps every exchange as it came (JSON
+escapes where UTF-8 cannot hold a character).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class RecordingSession:
         self.exchanges: list[Exchange] = []
         self.tool_runs: list[ToolRun] = []
         self.built = Built()
+        self._written: set[str] = set()  # the scenario files this session wrote
 
     @property
     def log_path(self) -> Path:
@@ -98,6 +101,11 @@ class RecordingSession:
         self.directory.mkdir(parents=True, exist_ok=True)
         for scenario in built.scenarios:
             write_atomically(self.directory / f"{scenario.name}.yaml", built.texts[scenario.name])
+        names = {scenario.name for scenario in built.scenarios}
+        for stale in sorted(self._written - names):
+            # a conversation that no longer builds: its earlier, shorter scenario would lie
+            (self.directory / f"{stale}.yaml").unlink(missing_ok=True)
+        self._written = names
         for line in built.errors:
             if line not in self.built.errors:
                 self.on_event(f"cannot build a scenario: {line}")

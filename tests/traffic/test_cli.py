@@ -86,6 +86,8 @@ async def test_record_runs_until_interrupted_and_writes_a_valid_scenario(
     )
     assert capsys.readouterr().out == (
         f"wrote {again}/my_agent.yaml (3 LLM calls, 3 tool calls)\n"
+        # what the log holds and a scenario does not is said
+        f"{out}/my_agent.jsonl:1-3: request.temperature not replayed (each engine sends its own)\n"
         f"next: schedbench scenarios validate --scenario-dir {again}\n"
     )
     assert (again / "my_agent.yaml").read_text() == (out / "my_agent.yaml").read_text()
