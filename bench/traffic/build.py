@@ -414,7 +414,7 @@ def _scenario(name: str, steps: list[_Step], runs: RunMatcher, notes: list[str])
         tools=tool_defs,
         script=script,
         limits=_limits(steps, script, tool_defs),
-        expect=_expect(script, unanswered, refused),
+        expect=_expect(script, unanswered, refused, derived),
     )
 
 
@@ -490,7 +490,9 @@ def _limits(steps: list[_Step], script: list[Turn], tools: list[ToolDef]) -> Lim
     )
 
 
-def _expect(script: list[Turn], unanswered: bool, refused: list[str]) -> Expect:
+def _expect(
+    script: list[Turn], unanswered: bool, refused: list[str], derived: dict[str, Any]
+) -> Expect:
     last = script[-1]
     if last.tool_calls:
         # the recording stops on tool calls: the agent was cut (a limit) or the run not over
@@ -503,7 +505,17 @@ def _expect(script: list[Turn], unanswered: bool, refused: list[str]) -> Expect:
     if not regular or not (last.content or "").strip():
         # engines legitimately differ on bad calls and empty answers: judged by status only
         return Expect(status="completed")
-    names = [call.name for turn in script for call in turn.tool_calls]
+    never_ran = {
+        (call_turn, name, args)
+        for name, d in derived.items()
+        for call_turn, args in d.refused_calls
+    }
+    names = [  # the executions, as the tools see them: a refused call never ran
+        call.name
+        for t, turn in enumerate(script)
+        for call in turn.tool_calls
+        if (t, call.name, json.dumps(call.args, sort_keys=True)) not in never_ran
+    ]
     engines = {}
     react_calls = sum(max(len(turn.tool_calls), 1) for turn in script)
     if react_calls != len(script):

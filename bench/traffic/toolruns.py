@@ -102,6 +102,8 @@ class Derived:
     approval: str = "approve"
     failed_turns: set[int] = field(default_factory=set)  # turns whose call is a replayed failure
     refused: bool = False
+    # the refused calls, as (turn, arguments as JSON): they never ran
+    refused_calls: set[tuple[int, str]] = field(default_factory=set)
 
 
 def derive(name: str, executions: list[Execution], notes: list[str]) -> Derived:
@@ -161,6 +163,11 @@ def derive(name: str, executions: list[Execution], notes: list[str]) -> Derived:
         approval="deny" if decisions and decisions[0] else "approve",
         failed_turns={e.turn for e in executed[:leading]},
         refused=any(decisions),
+        refused_calls={
+            (e.turn, json.dumps(e.args, sort_keys=True))
+            for e in executions
+            if e.outcome == "denied"
+        },
     )
 
 
