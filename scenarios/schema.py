@@ -96,7 +96,7 @@ class _Strict(BaseModel):
 
 
 class RecordedResult(_Strict):
-    """What a real tool returned for one call (recorded scenarios, ``bench.record``)."""
+    """What a real tool returned for one call (recorded scenarios, ``bench.traffic``)."""
 
     args: dict[str, Any] = Field(default_factory=dict)
     returns: str = Field(description="the tool message's content, exactly as the agent sent it")
@@ -330,7 +330,7 @@ class Fault(_Strict):
 
 
 class TurnTiming(_Strict):
-    """How long a real model took for one turn, as recorded (``bench.record``).
+    """How long a real model took for one turn, as recorded (``bench.traffic``).
 
     The ``recorded`` latency profile plays it back: the first answer chunk after ``ttft_ms``,
     the next ones spaced like ``gaps_ms``, the last byte at ``total_ms``. All from the moment

@@ -1,15 +1,12 @@
-"""``schedbench scenarios import FILE``: a JSONL log of chat completions into a scenario.
-
-The accepted line shapes are documented in ``bench.record.logs`` and docs/scenarios.md.
-"""
+"""``schedbench scenarios import FILE``: a JSONL log of chat completions into a scenario
+(``bench.traffic.importer``)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from bench.commands.record import add_naming_arguments, redactor, scenario_name, summarise
-from bench.errors import UsageError
+from bench.commands.record import add_naming_arguments
 
 
 def add_arguments(command: argparse.ArgumentParser) -> None:
@@ -18,26 +15,15 @@ def add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.record import LogError, build_scenarios, read_log, write_scenario
+    from bench.errors import UsageError
+    from bench.traffic.importer import TrafficError, import_log, redactor, scenario_name, summary
     from scenarios import BUILTIN_DIR
 
-    name = scenario_name(args.name, Path(args.file).stem)
-    try:
-        exchanges = read_log(args.file, redactor(args.redact))
-    except LogError as exc:
-        raise UsageError(str(exc)) from None
     directory = Path(args.scenario_dir) if args.scenario_dir else BUILTIN_DIR
-    if directory.exists() and not directory.is_dir():
-        raise UsageError(f"{directory}: not a directory")
-    built = build_scenarios(exchanges, name)
-    if not built.scenarios:
-        reasons = built.errors + built.notes or ["no exchange in it"]
-        raise UsageError(f"{args.file}: no scenario to build:\n" + "\n".join(reasons))
-    taken = [s.name for s in built.scenarios if (directory / f"{s.name}.yaml").exists()]
-    if taken:
-        raise UsageError(
-            f"{directory / taken[0]}.yaml already exists; choose another --name or delete it first"
-        )
-    for scenario in built.scenarios:
-        write_scenario(scenario, directory)
-    return summarise(built, directory)
+    try:
+        name = scenario_name(args.name, Path(args.file).stem)
+        built = import_log(args.file, name, redactor(args.redact), directory)
+    except TrafficError as exc:
+        raise UsageError(str(exc)) from None
+    print("\n".join(summary(built, directory)))
+    return 2 if built.errors else 0

@@ -1,7 +1,7 @@
 """The mock's latency model: time to first token plus a token rate, with seeded jitter.
 
 The ``recorded`` profile instead plays each turn's measured ``timing`` (a scenario recorded
-from real traffic, ``bench.record``): see ``recorded_schedule``.
+from real traffic, ``bench.traffic``): see ``recorded_schedule``.
 """
 
 from __future__ import annotations

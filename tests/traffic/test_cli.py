@@ -12,7 +12,8 @@ import pytest
 
 from bench.cli import build_parser, main
 from bench.referee.latency import PROFILE_NAMES
-from tests.record.conftest import REDACTED_FIELD, SECRETS, run_scheduler
+from bench.traffic.proxy import WARMED_UP
+from tests.traffic.conftest import REDACTED_FIELD, SECRETS, run_scheduler
 
 
 def no_secrets(directory: Path) -> list[str]:
@@ -54,7 +55,8 @@ async def test_record_runs_until_interrupted_and_writes_a_valid_scenario(
         process.kill()
     assert (process.returncode, errors) == (0, "")
     assert intro == f"recording into {out}/my_agent.yaml (log: my_agent.jsonl); Ctrl-C to stop"
-    lines = rest.splitlines()
+    warmed, *lines = rest.splitlines()
+    assert warmed == WARMED_UP  # the upstream is the mock
     assert [line.split(",")[0] for line in lines[:3]] == [
         f"exchange {i}: HTTP 200" for i in (1, 2, 3)
     ]
@@ -84,6 +86,8 @@ async def test_record_runs_until_interrupted_and_writes_a_valid_scenario(
     )
     assert capsys.readouterr().out == (
         f"wrote {again}/my_agent.yaml (3 LLM calls, 3 tool calls)\n"
+        # what the log holds and a scenario does not is said
+        f"{out}/my_agent.jsonl:1-3: request.temperature not replayed (each engine sends its own)\n"
         f"next: schedbench scenarios validate --scenario-dir {again}\n"
     )
     assert (again / "my_agent.yaml").read_text() == (out / "my_agent.yaml").read_text()

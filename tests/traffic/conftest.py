@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import uvicorn
 
-from bench.record.proxy import create_app
-from bench.record.redact import MASK, Redactor
-from bench.record.session import RecordingSession
 from bench.referee.server import start_server_process
+from bench.traffic.proxy import create_app
+from bench.traffic.redact import MASK, Redactor
+from bench.traffic.session import RecordingSession
 from scenarios import Scenario, load_scenario
 
 API_KEY = "sk-test-SECRET123"  # sent in the Authorization header, and echoed in the prompt

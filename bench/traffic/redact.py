@@ -1,8 +1,12 @@
 """Masking what must never reach a scenario folder.
 
 Headers are never recorded at all, so API keys in ``Authorization`` (or ``api-key``) never
-reach a file; their values are still masked wherever they appear in a body (an agent that
-echoes its own key). ``Redactor(fields=...)`` masks more: every value of a JSON key with one of
+reach a file; the values of every credential-bearing header are still masked wherever they
+appear in a body (an agent that echoes its own key, a cookie repeated in a prompt): the
+headers named in ``SECRET_HEADERS``, and any whose name contains one of ``SECRET_WORDS``
+(``x-goog-api-key``, ``X-Auth-Token``, ``X-Session-Id``) when its value is at least
+``_MIN_GUESSED_CHARS`` long. A ``Cookie`` gives its whole value and each cookie's value;
+an ``Authorization`` its value with and without the scheme (``Bearer``, ``Basic``, ...). ``Redactor(fields=...)`` masks more: every value of a JSON key with one of
 those names (case-insensitive), in the request and the response, also inside JSON text
 carried in a string (tool-call arguments, tool results). Each masked value becomes a secret:
 every later occurrence of it, in any string of any exchange (the model repeating it in its
@@ -18,10 +22,26 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from bench.record.exchange import Exchange
+from bench.traffic.exchange import Exchange, ToolRun
 
 MASK = "[REDACTED]"
-SECRET_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key")
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "api-key",
+        "x-api-key",
+        "cookie",
+        "set-cookie",
+        "x-goog-api-key",
+        "x-auth-token",
+        "x-amz-security-token",
+        "ocp-apim-subscription-key",
+    }
+)
+# a header whose name holds one of these carries a credential (x-my-service-token, ...)
+SECRET_WORDS = ("key", "token", "auth", "secret", "cookie", "session", "password", "credential")
+_MIN_GUESSED_CHARS = 8  # a guessed header's short value ("on", "true") is no credential
 _DEFINITIONS = ("tools", "functions")  # request keys holding tool definitions
 _MIN_SECRET_CHARS = 4  # shorter values are masked where they stand, not searched for
 
@@ -40,14 +60,31 @@ def load_hook(spec: str) -> Hook:
     return function
 
 
-def header_secrets(headers: Mapping[str, str]) -> list[str]:
-    """The credentials carried by request headers (``Bearer`` stripped)."""
+def header_secrets(headers: Mapping[str, Any]) -> list[str]:
+    """The credentials carried by request headers: each listed or credential-named header's
+    value, without its scheme (``Bearer``), and each cookie's value."""
     secrets = []
     for name, value in headers.items():
-        if name.lower() in SECRET_HEADERS and value:
-            scheme, _, token = value.partition(" ")
-            secrets.append(token.strip() if token and scheme.lower() == "bearer" else value)
-    return secrets
+        if not isinstance(name, str) or not isinstance(value, str) or not value.strip():
+            continue
+        lower = name.lower()
+        listed = lower in SECRET_HEADERS
+        if not listed and not (
+            any(word in lower for word in SECRET_WORDS) and len(value) >= _MIN_GUESSED_CHARS
+        ):
+            continue
+        value = value.strip()
+        secrets.append(value)
+        if "cookie" in lower:
+            for pair in value.split(";"):
+                _, equals, cookie = pair.partition("=")
+                if equals and len(cookie.strip()) >= _MIN_GUESSED_CHARS:  # not "theme=dark"
+                    secrets.append(cookie.strip())
+            continue
+        scheme, space, credential = value.partition(" ")
+        if space and credential.strip() and scheme.isalpha():
+            secrets.append(credential.strip())
+    return [s for s in dict.fromkeys(secrets) if len(s) >= _MIN_SECRET_CHARS]
 
 
 class Redactor:
@@ -99,6 +136,13 @@ class Redactor:
         return exchange.with_bodies(
             self._mask_secrets(exchange.request), self._mask_secrets(exchange.response)
         )
+
+    def mask_run(self, run: ToolRun) -> ToolRun:
+        """A tool run with its arguments masked like the tool calls they answer (fields and
+        secrets), and the secrets known by now masked in its error text."""
+        args = self._mask_secrets(self._mask_fields(run.args))
+        error = self._mask_secrets(run.error)
+        return run.model_copy(update={"args": args, "error": error})
 
     def _mask_fields(self, node: Any) -> Any:
         if isinstance(node, dict):

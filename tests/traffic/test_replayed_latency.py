@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.referee.server import start_server_process
-from tests.record.conftest import record, warm_up
+from tests.traffic.conftest import record, warm_up
 
 
 def close(replayed: float, recorded: float) -> bool:

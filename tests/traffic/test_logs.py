@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.record import MASK, Exchange, LogError, Redactor, read_log
+from bench.traffic import MASK, Exchange, LogError, Redactor, read_log
 from scenarios import TurnTiming
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []}
@@ -99,11 +99,11 @@ def test_credentials_in_logged_headers_are_masked_in_every_line(tmp_path: Path) 
         (({"response": COMPLETION},), "1: no request: expected a 'request' (or 'input') object"),
         (
             ({"request": REQUEST, "response": "hello"},),
-            "1: response: expected a chat.completion object or a list of chunks",
+            "1: response: expected a chat.completion object or a list of chunks, not a string",
         ),
         (
             ({"request": REQUEST, "start_time": "yesterday", "end_time": 3},),
-            "1: not an ISO 8601 time or epoch seconds: 'yesterday'",
+            "1: start_time: not an ISO 8601 time or epoch seconds: 'yesterday'",
         ),
         (
             ({"request": REQUEST, "timing": {"stream": True, "ttft_ms": 90, "total_ms": 50}},),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench.record import Exchange, build_scenarios, scenario_yaml
-from bench.record.write import name_from
+from bench.traffic import Exchange, build_scenarios, scenario_yaml
+from bench.traffic.write import name_from
 from scenarios import (
     Expect,
     Limits,

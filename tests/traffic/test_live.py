@@ -15,9 +15,9 @@ import pytest
 
 from bench.commands.scenarios import unknown_engines
 from bench.engines import MAIN_ENGINES, RunContext, create_engine
-from bench.record import MASK, build_scenarios, read_log
 from bench.referee import MockLLM
 from bench.referee.transport import BASE_URL
+from bench.traffic import MASK, build_scenarios, read_log
 from scenarios import (
     Expect,
     Limits,
@@ -30,7 +30,7 @@ from scenarios import (
 )
 from scenarios.schema import ExpectOverride
 from tests.engines.test_every_scenario import args_problem, check
-from tests.record.conftest import (
+from tests.traffic.conftest import (
     FINAL,
     SECRETS,
     SYSTEM_PROMPT,

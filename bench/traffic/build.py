@@ -17,18 +17,24 @@ Per conversation:
 - **tool results**: the content of the tool messages in the *next* request, per call, so
   the scenario's tools return what the real tools returned (``returns`` when a tool always
   returned the same text — as a value when it is JSON the tools re-serialise to the same
-  bytes — else ``results`` keyed by arguments);
+  bytes — else ``results`` keyed by arguments); and where the agent reported its tool runs
+  (``toolruns``), their latency, failures and confirmations, the model's retry of a failed
+  call marked ``retry``, a refused tool ``forbidden``, and the scenario tagged ``fault``;
 - **limits** wide enough that no engine is cut where the recorded agent was not (steps, LLM
   timeout, run deadline, repeated calls, a token budget the requests cannot reach);
 - **expect**: what the recorded run did (LLM calls, tool calls in order, the final answer).
 
-Exchanges that are no usable answer (an HTTP error, a cut stream, a request without tools)
-are left out with a note; a conversation the scenario format cannot hold raises
-``BuildError`` naming the exchange and the reason.
+Exchanges that are no usable answer (an HTTP error, a cut stream, a request without tools,
+a field of the wrong type) are left out with a note; what a scenario cannot hold of an
+exchange it keeps (a token count out of bounds, a lone surrogate) is a note too. A
+conversation the scenario format cannot hold at all (a text longer than a scenario file
+allows, a schema ``pattern`` that backtracks past its time limit) is one error line naming
+the exchange and the reason; the other conversations are still built.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 from collections import Counter
@@ -36,25 +42,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
 from bench.errors import BuildError
-from bench.record.exchange import Exchange
+from bench.traffic.exchange import Exchange, ToolRun
+from bench.traffic.shape import problem, without_surrogates
+from bench.traffic.toolruns import Execution, RunMatcher, TextTooLong, check_fits, derive
+from bench.traffic.write import scenario_yaml
+from scenarios.loader import ScenarioError
 from scenarios.schema import (
+    MAX_RECORDED_TOKENS,
+    ArgsValidator,
     Expect,
     ExpectOverride,
     Limits,
     Message,
-    RecordedResult,
     Scenario,
     ScriptToolCall,
-    ToolBehavior,
     ToolDef,
     Turn,
 )
 
 TAG = "recorded"
+FAULT_TAG = "fault"  # a recording in which a tool failed or a confirmation was refused
+_TIMED_OUT = "takes longer than"  # how a schema pattern's time limit speaks (scenarios.schema)
 FINAL_EXCERPT_CHARS = 80
 _SYSTEM_ROLES = ("system", "developer")
 _DEFAULT_LIMITS = Limits()
@@ -62,12 +73,14 @@ _DEFAULT_LIMITS = Limits()
 
 @dataclass
 class Built:
-    """The scenarios a recording gives, the exchanges left out (one note each), and the
-    conversations that could not become a scenario (one error line each)."""
+    """The scenarios a recording gives (with their YAML text), what was left out or kept
+    only in part (one note each), and the conversations that could not become a scenario
+    (one error line each)."""
 
     scenarios: list[Scenario] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,9 +98,11 @@ def text_of(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         return "".join(
-            part.get("text", "")
+            part["text"]
             for part in content
-            if isinstance(part, dict) and part.get("type", "text") == "text"
+            if isinstance(part, dict)
+            and part.get("type", "text") == "text"
+            and isinstance(part.get("text"), str)
         )
     return str(content)
 
@@ -141,11 +156,13 @@ def _usable(number: int, exchange: Exchange, notes: list[str]) -> _Step | None:
     if exchange.error is not None:
         notes.append(f"{where}: left out: {exchange.error}")
         return None
-    request = exchange.request
-    messages = request.get("messages") if isinstance(request, dict) else None
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        notes.append(f"{where}: left out: the request has no list of messages")
+    found = problem(exchange.request, exchange.response)
+    if found is not None:
+        notes.append(f"{where}: left out: {found}")
         return None
+    exchange = _encodable(exchange, where, notes)
+    request = exchange.request
+    messages = request["messages"]
     if not request.get("tools"):
         notes.append(
             f"{where}: left out: a request without tools (only tool-calling traffic is recorded)"
@@ -159,6 +176,23 @@ def _usable(number: int, exchange: Exchange, notes: list[str]) -> _Step | None:
         notes.append(f"{where}: left out: the request has no user message")
         return None
     return _Step(number, exchange, messages, _turn(messages), message)
+
+
+def _encodable(exchange: Exchange, where: str, notes: list[str]) -> Exchange:
+    """The exchange with its lone surrogates (no character, no UTF-8) as U+FFFD, noted."""
+    try:
+        json.dumps([exchange.request, exchange.response], ensure_ascii=False).encode("utf-8")
+        return exchange
+    except UnicodeEncodeError:
+        pass
+    found: list[tuple[str, str]] = []
+    request = without_surrogates(exchange.request, "", found)
+    response = without_surrogates(exchange.response, "response", found)
+    for path, surrogate in found[:3]:
+        notes.append(f"{where}: {path}: a lone surrogate ({surrogate}) written as U+FFFD")
+    if len(found) > 3:
+        notes.append(f"{where}: {len(found) - 3} more texts with a lone surrogate")
+    return exchange.with_bodies(request, response)
 
 
 def _conversations(exchanges: Sequence[Exchange], notes: list[str]) -> list[list[_Step]]:
@@ -236,11 +270,15 @@ def _call(raw: dict[str, Any], tools: dict[str, ToolDef], where: str) -> ScriptT
     unknown = name not in tools
     try:
         args = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         args = None
-    valid = isinstance(args, dict) and (
-        unknown or Draft202012Validator(tools[name].parameters).is_valid(args)
-    )
+    valid = isinstance(args, dict)
+    if valid and not unknown:
+        for error in ArgsValidator(tools[name].parameters).iter_errors(args):
+            if error.message.startswith("pattern ") and _TIMED_OUT in error.message:
+                path = "".join(f".{p}" for p in error.absolute_path)
+                raise BuildError(f"{where}.arguments{path}: {error.message}")
+            valid = False
     if not valid:
         return ScriptToolCall(name=name, raw_arguments=arguments, unknown=unknown, id=call_id)
     # the mock re-serialises args like this: keep the model's own text only where it differs
@@ -254,17 +292,21 @@ def _call(raw: dict[str, Any], tools: dict[str, ToolDef], where: str) -> ScriptT
     )
 
 
-def _tool_results(step: _Step, following: _Step) -> tuple[dict[str, str], list[str]]:
+_Result = tuple[int, str]  # a tool message: its index in the request, its text
+
+
+def _tool_results(step: _Step, following: _Step) -> tuple[dict[str, _Result], list[_Result]]:
     """The tool messages answering ``step``'s calls: by call id, and in order."""
-    by_id: dict[str, str] = {}
-    in_order: list[str] = []
-    for message in following.messages[len(step.messages) + 1 :]:
+    by_id: dict[str, _Result] = {}
+    in_order: list[_Result] = []
+    start = len(step.messages) + 1
+    for index, message in enumerate(following.messages[start:], start=start):
         if message.get("role") != "tool":
             break
-        content = text_of(message.get("content")) or ""
-        in_order.append(content)
+        result = (index, text_of(message.get("content")) or "")
+        in_order.append(result)
         if isinstance(message.get("tool_call_id"), str):
-            by_id[message["tool_call_id"]] = content
+            by_id[message["tool_call_id"]] = result
     return by_id, in_order
 
 
@@ -281,8 +323,10 @@ def _prefix(steps: list[_Step]) -> tuple[str, list[Message], str]:
             if history:
                 raise BuildError(f"{where}: a system message after the conversation started")
             system.append(text_of(message.get("content")) or "")
+            check_fits(system[-1], f"{where} (the system prompt)")
         elif role in ("user", "assistant") and not message.get("tool_calls"):
             history.append(Message(role=role, content=text_of(message.get("content")) or ""))
+            check_fits(history[-1].content, f"{where} (history)")
         else:
             raise BuildError(
                 f"{where}: a {role} message before the user's input; a scenario's history "
@@ -291,16 +335,17 @@ def _prefix(steps: list[_Step]) -> tuple[str, list[Message], str]:
     if len(system) > 1:
         raise BuildError(f"exchange {first.number}: more than one system message")
     user = text_of(messages[last_user].get("content")) or ""
+    check_fits(user, f"exchange {first.number}: messages[{last_user}] (the user's input)")
     if not user.strip():
         raise BuildError(f"exchange {first.number}: the user's message is empty")
     return (system[0] if system else ""), history, user
 
 
-def _scenario(name: str, steps: list[_Step]) -> Scenario:
+def _scenario(name: str, steps: list[_Step], runs: RunMatcher, notes: list[str]) -> Scenario:
     system_prompt, history, user = _prefix(steps)
     tool_defs = _tools(steps)
     tools = {tool.name: tool for tool in tool_defs}
-    results: dict[str, list[RecordedResult]] = {tool_name: [] for tool_name in tools}
+    executions: dict[str, list[Execution]] = {tool_name: [] for tool_name in tools}
     script: list[Turn] = []
     unanswered = False
     for position, step in enumerate(steps):
@@ -310,69 +355,101 @@ def _scenario(name: str, steps: list[_Step]) -> Scenario:
             for i, raw in enumerate(step.message.get("tool_calls") or ())
         ]
         following = steps[position + 1] if position + 1 < len(steps) else None
-        if calls and following is not None:
-            by_id, in_order = _tool_results(step, following)
-            for index, call in enumerate(calls):
-                content = by_id.get(call.id) if call.id else None
-                if content is None and index < len(in_order) and not by_id:
-                    content = in_order[index]
-                if content is None:
-                    unanswered = True
-                elif not call.unknown and call.raw_arguments is None:
-                    results[call.name].append(RecordedResult(args=call.args, returns=content))
-        elif calls:
-            unanswered = True
-        usage = step.exchange.usage
-        timing = step.exchange.timing
-        if timing is not None:
-            timing = timing.model_copy(
-                update={
-                    key: usage[key]
-                    for key in ("prompt_tokens", "completion_tokens")
-                    if isinstance(usage.get(key), int) and usage[key] >= 0
-                }
+        by_id, in_order = _tool_results(step, following) if following else ({}, [])
+        for index, call in enumerate(calls):
+            result = by_id.get(call.id) if call.id else None
+            if result is None and index < len(in_order) and not by_id:
+                result = in_order[index]
+            unanswered = unanswered or result is None
+            if call.unknown or call.raw_arguments is not None:
+                continue
+            run = runs.take(
+                call.name,
+                call.args,
+                step.exchange.started_at,
+                following.exchange.started_at if following else None,
+            )
+            about = f"the result of {call.name}" + (f", call {call.id}" if call.id else "")
+            at = (
+                f"exchange {following.number}: messages[{result[0]}]"
+                if following and result
+                else where
+            )
+            executions[call.name].append(
+                Execution(
+                    position, call.args, result[1] if result else None, run, f"{at} ({about})"
+                )
             )
         content = text_of(step.message.get("content"))
         if content is None and not calls:
             raise BuildError(f"{where}: the answer has neither content nor tool calls")
-        script.append(Turn(content=content, tool_calls=calls, timing=timing))
+        if content is not None:
+            check_fits(content, f"{where}: response.choices[0].message.content")
+        script.append(Turn(content=content, tool_calls=calls, timing=_timing(step, notes)))
+    derived = {tool_name: derive(tool_name, executions[tool_name], notes) for tool_name in tools}
     tool_defs = [
-        tool.model_copy(update={"behavior": _behavior(results[tool.name])}) for tool in tool_defs
+        tool.model_copy(
+            update={
+                "behavior": derived[tool.name].behavior,
+                "require_confirmation": derived[tool.name].require_confirmation,
+                "approval": derived[tool.name].approval,
+            }
+        )
+        for tool in tool_defs
     ]
+    script = _retries(script, derived)
+    refused = sorted(tool_name for tool_name, d in derived.items() if d.refused)
+    faulty = bool(refused) or any(d.failed_turns for d in derived.values())
     model = steps[0].exchange.request.get("model")
     return Scenario(
         name=name,
         description=_description(model, script),
-        tags=[TAG],
+        tags=[TAG, FAULT_TAG] if faulty else [TAG],
         system_prompt=system_prompt,
         history=history,
         user=user,
         tools=tool_defs,
         script=script,
-        limits=_limits(steps, script),
-        expect=_expect(script, unanswered),
+        limits=_limits(steps, script, tool_defs),
+        expect=_expect(script, unanswered, refused, derived),
     )
 
 
-def _behavior(results: list[RecordedResult]) -> ToolBehavior:
-    if not results:
-        return ToolBehavior()
-    if len({r.returns for r in results}) == 1:
-        return ToolBehavior(returns=_as_value(results[0].returns))
-    return ToolBehavior(results=results)
+def _timing(step: _Step, notes: list[str]) -> Any:
+    """The exchange's timing with the token counts the upstream reported (those within a
+    scenario's bounds; the others noted)."""
+    timing = step.exchange.timing
+    if timing is None:
+        return None
+    usage = step.exchange.usage
+    counts = {}
+    for key in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            continue
+        if value > MAX_RECORDED_TOKENS:
+            notes.append(
+                f"exchange {step.number}: usage.{key} {value:,} left out: above "
+                f"{MAX_RECORDED_TOKENS:,}"
+            )
+            continue
+        counts[key] = value
+    return timing.model_copy(update=counts)
 
 
-def _as_value(text: str) -> Any:
-    """JSON object or array text as the value itself, where the tools' own serialisation
-    (``json.dumps``, ``ensure_ascii=False``) gives back the same bytes: easier to read, and
-    the debug scorers see its fields. Any other text stays as it is."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(value, dict | list) and json.dumps(value, ensure_ascii=False) == text:
-        return value
-    return text
+def _retries(script: list[Turn], derived: dict[str, Any]) -> list[Turn]:
+    """Mark a turn that repeats a call which failed in the turn before as ``retry``: an
+    engine that retried the tool itself got its result, and the model moves on."""
+    failed = {t for d in derived.values() for t in d.failed_turns}
+    marked = list(script)
+    for t in range(1, len(script)):
+        if t - 1 not in failed or not script[t].tool_calls:
+            continue
+        before = {(c.name, json.dumps(c.args, sort_keys=True)) for c in script[t - 1].tool_calls}
+        again = {(c.name, json.dumps(c.args, sort_keys=True)) for c in script[t].tool_calls}
+        if before & again:
+            marked[t] = script[t].model_copy(update={"retry": True})
+    return marked
 
 
 def _description(model: Any, script: list[Turn]) -> str:
@@ -384,8 +461,10 @@ def _description(model: Any, script: list[Turn]) -> str:
     )
 
 
-def _limits(steps: list[_Step], script: list[Turn]) -> Limits:
+def _limits(steps: list[_Step], script: list[Turn], tools: list[ToolDef]) -> Limits:
     totals_s = [turn.timing.total_ms / 1000 for turn in script if turn.timing is not None]
+    latency_s = {tool.name: tool.behavior.latency_ms / 1000 for tool in tools}
+    tools_s = sum(latency_s.get(call.name, 0.0) for turn in script for call in turn.tool_calls)
     repeated = Counter(
         (call.name, json.dumps(call.args, sort_keys=True))
         for turn in script
@@ -393,9 +472,12 @@ def _limits(steps: list[_Step], script: list[Turn]) -> Limits:
     )
     # a request's tokens never exceed its bytes: a budget above the largest body never cuts
     largest = max(len(json.dumps(s.exchange.request, ensure_ascii=False).encode()) for s in steps)
-    run_s = 3 * sum(totals_s)
+    run_s = 3 * (sum(totals_s) + tools_s)
     return Limits(
         max_steps=max(_DEFAULT_LIMITS.max_steps, len(script) + 1),
+        tool_timeout_s=max(
+            _DEFAULT_LIMITS.tool_timeout_s, math.ceil(3 * max(latency_s.values(), default=0))
+        ),
         llm_timeout_s=max(_DEFAULT_LIMITS.llm_timeout_s, math.ceil(3 * max(totals_s, default=0))),
         max_same_tool_calls=max(
             _DEFAULT_LIMITS.max_same_tool_calls, max(repeated.values(), default=0)
@@ -405,7 +487,9 @@ def _limits(steps: list[_Step], script: list[Turn]) -> Limits:
     )
 
 
-def _expect(script: list[Turn], unanswered: bool) -> Expect:
+def _expect(
+    script: list[Turn], unanswered: bool, refused: list[str], derived: dict[str, Any]
+) -> Expect:
     last = script[-1]
     if last.tool_calls:
         # the recording stops on tool calls: the agent was cut (a limit) or the run not over
@@ -418,7 +502,17 @@ def _expect(script: list[Turn], unanswered: bool) -> Expect:
     if not regular or not (last.content or "").strip():
         # engines legitimately differ on bad calls and empty answers: judged by status only
         return Expect(status="completed")
-    names = [call.name for turn in script for call in turn.tool_calls]
+    never_ran = {
+        (call_turn, name, args)
+        for name, d in derived.items()
+        for call_turn, args in d.refused_calls
+    }
+    names = [  # the executions, as the tools see them: a refused call never ran
+        call.name
+        for t, turn in enumerate(script)
+        for call in turn.tool_calls
+        if (t, call.name, json.dumps(call.args, sort_keys=True)) not in never_ran
+    ]
     engines = {}
     react_calls = sum(max(len(turn.tool_calls), 1) for turn in script)
     if react_calls != len(script):
@@ -428,6 +522,8 @@ def _expect(script: list[Turn], unanswered: bool) -> Expect:
         )
     return Expect(
         status="completed",
+        # production outcome: a tool the user refused never runs
+        forbidden_tools=refused or None,
         llm_calls=len(script),
         tool_calls=len(names),
         tools=names,
@@ -445,17 +541,36 @@ def _excerpt(text: str) -> str:
     return cut.rsplit(" ", 1)[0] if " " in cut else cut[:FINAL_EXCERPT_CHARS]
 
 
-def build_scenarios(exchanges: Sequence[Exchange], name: str) -> Built:
+def build_scenarios(
+    exchanges: Sequence[Exchange], name: str, tool_runs: Sequence[ToolRun] = ()
+) -> Built:
     """The scenarios of a recording: ``name``, then ``name_2``, ... one per conversation,
-    in the order the conversations started. A conversation that cannot become a scenario is
-    an error line in ``Built.errors``; the others are still built."""
+    in the order the conversations started, with the tool runs the agent reported. A
+    conversation that cannot become a scenario is an error line in ``Built.errors``; the
+    others are still built."""
     built = Built()
+    runs = RunMatcher(tool_runs)
+    for number, exchange in enumerate(exchanges, start=1):
+        built.notes.extend(f"exchange {number}: {warning}" for warning in exchange.warnings)
     for index, steps in enumerate(_conversations(exchanges, built.notes)):
         scenario_name = name if index == 0 else f"{name}_{index + 1}"
+        notes: list[str] = []
         try:
-            built.scenarios.append(_scenario(scenario_name, steps))
-        except BuildError as exc:
+            # a fresh context: each conversation gets the whole time budget for its patterns
+            scenario = contextvars.Context().run(_scenario, scenario_name, steps, runs, notes)
+            text = scenario_yaml(scenario)
+        except (BuildError, TextTooLong) as exc:
             built.errors.append(f"{scenario_name}: {exc}")
+            continue
         except ValidationError as exc:
             built.errors.append(f"{scenario_name}: exchange {steps[0].number}: {_reason(exc)}")
+            continue
+        except ScenarioError as exc:
+            reason = str(exc).removeprefix("<string>: ")
+            built.errors.append(f"{scenario_name}: the scenario file would be refused: {reason}")
+            continue
+        built.scenarios.append(scenario)
+        built.texts[scenario_name] = text
+        built.notes.extend(notes)
+    built.notes.extend(runs.unmatched())
     return built

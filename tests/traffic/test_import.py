@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.record import Redactor, build_scenarios, read_log
-from tests.record.conftest import REDACTED_FIELD, SECRETS, recording_proxy, run_scheduler
+from bench.traffic import Redactor, build_scenarios, read_log
+from tests.traffic.conftest import REDACTED_FIELD, SECRETS, recording_proxy, run_scheduler
 
 
 def _iso(epoch: float) -> str:
@@ -116,7 +116,8 @@ async def test_a_gateway_log_imports_to_the_live_recording(
     for theirs, ours in zip(imported.scenarios[0].script, live.scenarios[0].script, strict=True):
         assert theirs.timing is not None and ours.timing is not None
         assert theirs.timing.stream is ours.timing.stream is stream
-        # the client sees the proxy's hop too: a little later, never earlier by much
-        assert -5 < theirs.timing.total_ms - ours.timing.total_ms < 50
+        # the client sees the proxy's hop too: later (by how much depends on how busy the
+        # machine is, so no upper bound), never earlier by much
+        assert theirs.timing.total_ms - ours.timing.total_ms > -5
         if stream:
-            assert -5 < theirs.timing.ttft_ms - ours.timing.ttft_ms < 50
+            assert theirs.timing.ttft_ms - ours.timing.ttft_ms > -5

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from bench.record import MASK, Exchange, Redactor
-from bench.record.redact import header_secrets, load_hook
+from bench.traffic import MASK, Exchange, Redactor
+from bench.traffic.redact import header_secrets, load_hook
 
 
 def exchange(messages: list[dict], answer: dict, **request: object) -> Exchange:
@@ -83,7 +83,7 @@ def test_header_secrets_and_learned_secrets_mask_later_exchanges() -> None:
     secrets = header_secrets(
         {"Authorization": "Bearer sk-test-SECRET123", "api-key": "azure-KEY-1", "accept": "x"}
     )
-    assert secrets == ["sk-test-SECRET123", "azure-KEY-1"]
+    assert secrets == ["Bearer sk-test-SECRET123", "sk-test-SECRET123", "azure-KEY-1"]
     redactor = Redactor(fields=["token"], secrets=secrets)
     first = redactor(
         exchange(
@@ -112,7 +112,7 @@ def upper_content(data: dict) -> dict:
 
 
 def test_a_hook_runs_after_the_masking_and_bad_hooks_are_named() -> None:
-    redactor = Redactor.from_specs(["name", "tests.record.test_redact:upper_content"])
+    redactor = Redactor.from_specs(["name", "tests.traffic.test_redact:upper_content"])
     after = redactor(
         exchange(
             [{"role": "user", "content": "hi", "name": "Ann Lee"}],
@@ -122,6 +122,6 @@ def test_a_hook_runs_after_the_masking_and_bad_hooks_are_named() -> None:
     assert after.request["messages"] == [{"role": "user", "content": "hi", "name": MASK}]
     assert after.message == {"role": "assistant", "content": "HOOKED"}
     with pytest.raises(
-        ValueError, match=re.escape("redaction hook 'tests.record.test_redact:nope'")
+        ValueError, match=re.escape("redaction hook 'tests.traffic.test_redact:nope'")
     ):
-        load_hook("tests.record.test_redact:nope")
+        load_hook("tests.traffic.test_redact:nope")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bench.record.stream import StreamReader, timing_from
+from bench.traffic.stream import StreamReader, timing_from
 from scenarios import TurnTiming
 
 
