@@ -1,10 +1,15 @@
-"""``llamaindex`` (+ ``-retries``): LlamaIndex's ``FunctionAgent``, the way its docs write it.
+"""``llamaindex`` (+ ``-retries``, ``-nostream``): LlamaIndex's ``FunctionAgent``, the way its
+docs write it.
 
 As its agent guide does: ``FunctionAgent(tools=[...], llm=OpenAILike(model, api_base=<the
 mock>, api_key, is_chat_model=True, is_function_calling_model=True, context_window=...),
 system_prompt=...)``, then ``handler = agent.run(user_msg=..., chat_history=...,
 max_iterations=N)`` and ``await handler``; the answer is ``str(result)``. ``FunctionAgent``
-streams every LLM call by default (``streaming=True``), so this engine ``streams``.
+streams every LLM call by default (``streaming=True``), so this engine ``streams``;
+``llamaindex-nostream`` passes the documented ``FunctionAgent(streaming=False)`` (one
+``achat`` per step). It is a variant, not the default: without streaming, ``OpenAILike``'s
+tenacity retry decorator wraps each call *and* the openai client retries inside it, so the
+attempts multiply (``llm_down``: the retries stack up past the run deadline).
 LlamaIndex sends no telemetry; its instrumentation dispatcher has no handler unless one is
 added.
 
@@ -98,6 +103,7 @@ class LlamaIndexEngine(PeerEngine):
             tools=[function_tool(t) for t in build_tools(scenario)],
             llm=llm,
             system_prompt=scenario.system_prompt,
+            **({} if self.streams else {"streaming": False}),
         )
 
     def _run(self, p: PeerPrepared) -> Any:
@@ -144,3 +150,9 @@ class LlamaIndexRetriesEngine(LlamaIndexEngine):
     name = "llamaindex-retries"
     description = "the same LlamaIndex engine with retries normalised (limits.max_retries)"
     retries_normalised = True
+
+
+class LlamaIndexNoStreamEngine(LlamaIndexEngine):
+    name = "llamaindex-nostream"
+    description = "the same LlamaIndex engine with FunctionAgent(streaming=False)"
+    streams = False

@@ -10,10 +10,14 @@ JSON Schema): ``params_json_schema`` is the scenario's schema, unchanged, with
 ``strict_json_schema=False`` (strict mode would rewrite it), ``timeout_seconds`` the
 scenario's tool timeout (a timed-out call is told to the model: the SDK's default
 ``error_as_result``), and ``on_invoke_tool`` parses the arguments and awaits the tool.
-Exceptions the tool raises propagate, as the SDK documents for custom tools ("raise an
-Exception (which will cause the run to fail)"): the SDK ends the run with ``UserError``
-(``tool_error``; malformed argument JSON: ``invalid_tool_call``). A call to a tool the agent
-does not have ends it with ``ModelBehaviorError`` (``unknown_tool``).
+Errors get what ``@function_tool`` gives every tool by default: the SDK's docs say a
+hand-built ``FunctionTool`` "must handle errors inside the on_invoke_tool function", so it
+answers a tool's exception, or arguments that do not parse, with the SDK's own
+``default_tool_error_function`` ("An error occurred while running the tool. Please try
+again.") and the run goes on, as the decorator's default ``failure_error_function`` does.
+A call to a tool the agent does not have still ends the run with ``ModelBehaviorError``
+(``unknown_tool``): ``RunConfig(tool_not_found_behavior="raise_error")`` is the default;
+``openai-agents-prod`` sets ``"return_error_to_model"``.
 
 Limits: ``max_turns=max_steps`` (``MaxTurnsExceeded`` → ``aborted`` / ``max_steps``), the
 LLM timeout on the client (``AsyncOpenAI(timeout=...)``, per attempt); retries are the
@@ -35,8 +39,10 @@ from agents import (
     MaxTurnsExceeded,
     ModelBehaviorError,
     OpenAIChatCompletionsModel,
+    RunContextWrapper,
     Runner,
     UserError,
+    default_tool_error_function,
     set_tracing_disabled,
 )
 
@@ -48,10 +54,14 @@ set_tracing_disabled(True)
 
 
 def function_tool(tool: ScenarioTool, timeout_s: float) -> FunctionTool:
-    """The scenario tool as the SDK's custom ``FunctionTool`` (its JSON Schema as is)."""
+    """The scenario tool as the SDK's custom ``FunctionTool`` (its JSON Schema as is), its
+    errors told to the model as ``@function_tool``'s default does."""
 
-    async def on_invoke_tool(_context: Any, arguments: str) -> str:
-        return await tool.acall(**json.loads(arguments or "{}"))
+    async def on_invoke_tool(context: RunContextWrapper[Any], arguments: str) -> str:
+        try:
+            return await tool.acall(**json.loads(arguments or "{}"))
+        except Exception as exc:
+            return default_tool_error_function(context, exc)
 
     return FunctionTool(
         name=tool.name,

@@ -363,6 +363,38 @@ def _peer(
     return default, retries
 
 
+def _peer_variant(
+    name: str,
+    cls: str,
+    family: str,
+    label: str,
+    description: str,
+    stack: tuple[str, ...],
+    style: EngineStyle,
+    *,
+    configuration: Configuration = "default",
+    streams: bool = False,
+    config_code: tuple[tuple[str, str], ...] = (),
+) -> EngineSpec:
+    """Another configuration of a peer framework (``-nostream``, ``-prod``), timed like its
+    default: the same adapter module and environment."""
+    return EngineSpec(
+        name,
+        f"bench.engines.{family.replace('-', '_')}_engine:{cls}Engine",
+        family,
+        label,
+        "framework",
+        configuration,
+        streams,
+        description,
+        stack,
+        _NOT_CAPTURED,
+        style,
+        environment=family,
+        config_code=config_code,
+    )
+
+
 PEER_SPECS: tuple[EngineSpec, ...] = (
     *_peer(
         "openai-agents",
@@ -395,6 +427,15 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         streams=True,
         variant_style=EngineStyle("#9FD8CE", "8", "O.", (0, (6, 3, 1, 3))),
     ),
+    _peer_variant(
+        "llamaindex-nostream",
+        "LlamaIndexNoStream",
+        "llamaindex",
+        "LlamaIndex",
+        "the same FunctionAgent with streaming=False (one documented flag)",
+        ("llama_index.core.agent.workflow", "llama_index.llms.openai_like"),
+        EngineStyle("#2F7F73", "$L$", "O/", (0, (6, 1))),
+    ),
     *_peer(
         "agno",
         "Agno",
@@ -415,6 +456,15 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#DDCC77", "_", "..|", (0, (3, 3))),
         streams=True,
         variant_style=EngineStyle("#EEE3B0", "|", "..-", (0, (3, 5))),
+    ),
+    _peer_variant(
+        "strands-nostream",
+        "StrandsNoStream",
+        "strands",
+        "Strands Agents",
+        "the same Strands agent with OpenAIModel(stream=False) (one documented option)",
+        ("strands", "strands.models.openai"),
+        EngineStyle("#B8A550", "$S$", "..\\\\", (0, (3, 1))),
     ),
 )
 
@@ -484,8 +534,9 @@ ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order
 REPRESENTATIVE: dict[str, str] = {
     "langchain": "lc-create-agent",
     "scheduler": "scheduler",
-    # each peer family: its engine with the framework's defaults (not the -retries variant)
-    **{s.family: s.name for s in PEER_SPECS if not s.outcome_only},
+    # each peer family: its first engine, the framework's defaults (not -retries, -nostream
+    # or -prod)
+    **{s.family: s.name for s in reversed(PEER_SPECS) if s.configuration == "default"},
 }
 
 

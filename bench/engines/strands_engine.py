@@ -1,4 +1,4 @@
-"""``strands`` (+ ``-retries``): a Strands Agents ``Agent``, the way its docs write it.
+"""``strands`` (+ ``-retries``, ``-nostream``): a Strands Agents ``Agent``, the way its docs write it.
 
 As its OpenAI model provider page does: ``OpenAIModel(client=AsyncOpenAI(base_url=<the
 mock>), model_id=...)`` in an ``Agent(model, system_prompt, tools, callback_handler=None)``
@@ -6,7 +6,8 @@ and ``await agent.invoke_async(prompt)``; the answer is ``str(result)``.
 ``callback_handler=None`` turns off the default ``PrintingCallbackHandler`` (which prints
 every streamed token to stdout); Strands' OpenTelemetry tracing exports nothing unless a
 tracer provider is configured. The OpenAI model streams every call by default
-(``stream=True``), so this engine ``streams``.
+(``stream=True``), so this engine ``streams``; ``strands-nostream`` sets the model's
+documented ``stream=False`` (one JSON reply per call, nothing else changed).
 
 A Strands ``Agent`` holds its conversation (``agent.messages``) and refuses concurrent
 invocations, so a service builds one per request: this engine does so in every run (its
@@ -17,8 +18,12 @@ module-tool form, whose ``inputSchema`` is the scenario's JSON Schema as is; the
 returns a ``ToolResult``. A tool's exception becomes an error result the model sees (Strands'
 default), so the run goes on.
 
-Limits: Strands has no step or cycle limit (the event loop runs until the model answers);
-the LLM timeout goes to the openai client; no per-tool timeout. Retries: Strands' own
+Limits: ``invoke_async(prompt, limits={"turns": max_steps})`` — Strands' per-invocation cap
+(1.62: one turn is one model call plus the tools it asked for; checked at the top of each
+cycle, so the last turn's tools run) ends the run *without raising*, with the result's
+``stop_reason`` ``"limit_turns"`` → ``aborted`` / ``max_steps`` (``STOP_REASONS`` maps every
+stop reason a result can carry). The LLM timeout goes to the openai client; no per-tool
+timeout. Retries: Strands' own
 ``ModelRetryStrategy`` (6 attempts, 4 s initial delay, on throttling) on top of the openai
 client's default 2, unless normalised (``retry_strategy=None`` — one attempt — and the
 client's ``max_retries=N``, see ``peers``). With ``RunContext.stream_tokens`` it iterates
@@ -36,9 +41,22 @@ from strands import Agent
 from strands.models.openai import OpenAIModel
 from strands.tools.tools import PythonAgentTool
 
+from bench.engines.base import RunStatus
 from bench.engines.common import Outcome
 from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
 from bench.tools import ScenarioTool, build_tools
+
+# a finished AgentResult's stop_reason that is not an answer, in the harness's words
+# (strands.types.event_loop.StopReason; "end_turn" and "stop_sequence" are answers)
+STOP_REASONS: dict[str, tuple[RunStatus, str]] = {
+    "limit_turns": ("aborted", "max_steps"),
+    "limit_total_tokens": ("aborted", "token_budget"),
+    "limit_output_tokens": ("aborted", "token_budget"),
+    "max_tokens": ("failed", "length"),
+    "content_filtered": ("failed", "content_filter"),
+    "guardrail_intervened": ("failed", "content_filter"),
+    "cancelled": ("aborted", "cancelled"),
+}
 
 
 def agent_tool(tool: ScenarioTool) -> PythonAgentTool:
@@ -59,6 +77,15 @@ def agent_tool(tool: ScenarioTool) -> PythonAgentTool:
     return PythonAgentTool(tool.name, spec, run)
 
 
+def ended(result: Any) -> Outcome:
+    """A finished ``AgentResult``: its ``stop_reason`` decides, then its text."""
+    reason = str(getattr(result, "stop_reason", "") or "")
+    if reason in STOP_REASONS:
+        status, termination = STOP_REASONS[reason]
+        return Outcome(status, None, termination, error=f"Strands stop_reason {reason!r}")
+    return answered(str(result).strip())
+
+
 @dataclass
 class StrandsParts:
     """What every run's ``Agent`` is built from (prepared once)."""
@@ -67,6 +94,7 @@ class StrandsParts:
     tools: list[PythonAgentTool]
     system_prompt: str
     retry_options: dict[str, Any]
+    limits: dict[str, int]
 
 
 class StrandsEngine(PeerEngine):
@@ -78,11 +106,16 @@ class StrandsEngine(PeerEngine):
         scenario = ctx.scenario
         client = self.openai_client(ctx, timeout=scenario.limits.llm_timeout_s)
         return StrandsParts(
-            model=OpenAIModel(client=client, model_id=model_name(ctx)),
+            model=OpenAIModel(client=client, model_id=model_name(ctx), **self.stream_option()),
             tools=[agent_tool(t) for t in build_tools(scenario)],
             system_prompt=scenario.system_prompt,
             retry_options={"retry_strategy": None} if self.retries_normalised else {},
+            limits={"turns": scenario.limits.max_steps},
         )
+
+    def stream_option(self) -> dict[str, Any]:
+        """``stream=False`` for the non-streaming variant (the model's default is True)."""
+        return {} if self.streams else {"stream": False}
 
     def agent(self, p: PeerPrepared) -> Agent:
         parts: StrandsParts = p.agent
@@ -97,14 +130,14 @@ class StrandsEngine(PeerEngine):
         )
 
     async def invoke(self, p: PeerPrepared) -> Outcome:
-        result = await self.agent(p).invoke_async(p.user)
-        return answered(str(result).strip())
+        result = await self.agent(p).invoke_async(p.user, limits=p.agent.limits)
+        return ended(result)
 
     async def stream(self, p: PeerPrepared) -> Outcome:
         started = time.perf_counter()
         first = None
         result = None
-        async for event in self.agent(p).stream_async(p.user):
+        async for event in self.agent(p).stream_async(p.user, limits=p.agent.limits):
             if "current_tool_use" in event:
                 first = None  # the answer comes after the last tool use
             elif event.get("data") and first is None:
@@ -113,7 +146,7 @@ class StrandsEngine(PeerEngine):
                 result = event["result"]
         if result is None:
             raise RuntimeError("stream_async ended without its result")
-        outcome = answered(str(result).strip())
+        outcome = ended(result)
         if outcome.status == "completed" and first is not None:
             outcome.ttft_ms = (first - started) * 1000
         return outcome
@@ -123,3 +156,9 @@ class StrandsRetriesEngine(StrandsEngine):
     name = "strands-retries"
     description = "the same Strands engine with retries normalised (limits.max_retries)"
     retries_normalised = True
+
+
+class StrandsNoStreamEngine(StrandsEngine):
+    name = "strands-nostream"
+    description = "the same Strands engine with OpenAIModel(stream=False): one reply per call"
+    streams = False
