@@ -1,4 +1,4 @@
-"""``openai-agents`` (+ ``-retries``): the OpenAI Agents SDK, the way its docs write it.
+"""``openai-agents`` (+ ``-retries``, ``-prod``): the OpenAI Agents SDK, the way its docs write it.
 
 As its "Using other LLM providers" guide does: ``OpenAIChatCompletionsModel`` over
 ``AsyncOpenAI(base_url=<the mock>)``, ``set_tracing_disabled(True)`` (tracing is on by
@@ -25,12 +25,24 @@ client's default (2) unless normalised (``peers``). The run deadline is the harn
 ``asyncio.timeout``. With ``RunContext.stream_tokens`` it runs ``Runner.run_streamed`` and
 reads ``raw_response_event``\\s: the first ``response.output_text.delta`` after the last
 ``response.created`` is the first token of the final answer.
+
+``openai-agents-prod`` is the SDK configured for production: its built-ins first —
+``RunConfig(tool_not_found_behavior="return_error_to_model")``, ``needs_approval=True`` on the
+gated tools (the run stops with ``interruptions``; the approver's answer goes into
+``result.to_state()`` with ``approve`` / ``reject(rejection_message=...)`` and the run resumes),
+``timeout_seconds`` per tool, ``max_turns``, the client's retries set to ``limits.max_retries``
+— then short custom code where it has none, hooked into its extension points
+(``prod_tools``, ``ProdParts``): a loop guard as a ``tool_input_guardrail`` whose
+``raise_exception()`` ends the run (``ToolInputGuardrailTripwireTriggered`` → ``aborted`` /
+``tool_limit``), the token budget as ``RunConfig(call_model_input_filter=...)``, and a
+circuit breaker inside ``on_invoke_tool`` (``bench.engines.peer_guards``).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from agents import (
@@ -39,14 +51,21 @@ from agents import (
     MaxTurnsExceeded,
     ModelBehaviorError,
     OpenAIChatCompletionsModel,
+    RunConfig,
     RunContextWrapper,
     Runner,
+    ToolGuardrailFunctionOutput,
+    ToolInputGuardrailData,
+    ToolInputGuardrailTripwireTriggered,
     UserError,
     default_tool_error_function,
     set_tracing_disabled,
+    tool_input_guardrail,
 )
+from agents.run_config import CallModelData, ModelInputData
 
 from bench.engines.common import Outcome
+from bench.engines.peer_guards import RepeatedToolCallError, ToolGuards, rejection
 from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
 from bench.tools import ScenarioTool, build_tools
 
@@ -90,14 +109,20 @@ class OpenAIAgentsEngine(PeerEngine):
     def _input(self, p: PeerPrepared) -> list[dict[str, str]]:
         return [*p.history, {"role": "user", "content": p.user}]
 
+    def _agent(self, p: PeerPrepared) -> Agent:
+        return p.agent
+
+    def _options(self, p: PeerPrepared) -> dict[str, Any]:
+        return {"max_turns": p.scenario.limits.max_steps}
+
     async def invoke(self, p: PeerPrepared) -> Outcome:
-        result = await Runner.run(p.agent, self._input(p), max_turns=p.scenario.limits.max_steps)
+        result = await Runner.run(self._agent(p), self._input(p), **self._options(p))
         return answered(result.final_output)
 
     async def stream(self, p: PeerPrepared) -> Outcome:
         started = time.perf_counter()
         first = None  # the first text delta of the latest model response
-        result = Runner.run_streamed(p.agent, self._input(p), max_turns=p.scenario.limits.max_steps)
+        result = Runner.run_streamed(self._agent(p), self._input(p), **self._options(p))
         async for event in result.stream_events():
             if event.type != "raw_response_event":
                 continue
@@ -126,3 +151,107 @@ class OpenAIAgentsRetriesEngine(OpenAIAgentsEngine):
     name = "openai-agents-retries"
     description = "the same Agents SDK engine with retries normalised (limits.max_retries)"
     retries_normalised = True
+
+
+def prod_tools(scenario: Any, guards: ToolGuards) -> list[FunctionTool]:
+    """The scenario tools for production: the SDK's ``timeout_seconds`` and
+    ``needs_approval`` (built-in), a loop guard as a ``tool_input_guardrail`` and the breaker
+    in ``on_invoke_tool`` (custom)."""
+
+    @tool_input_guardrail
+    def loop_guard(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        try:
+            guards.check_repeat(data.context.tool_name, json.loads(data.context.tool_arguments))
+        except RepeatedToolCallError as exc:
+            return ToolGuardrailFunctionOutput.raise_exception(output_info=str(exc))
+        except ValueError:
+            pass  # arguments that do not parse: on_invoke_tool reports them
+        return ToolGuardrailFunctionOutput.allow()
+
+    def guarded(tool: ScenarioTool) -> FunctionTool:
+        async def on_invoke_tool(context: RunContextWrapper[Any], arguments: str) -> str:
+            try:
+                args = json.loads(arguments or "{}")
+            except ValueError as exc:
+                return default_tool_error_function(context, exc)
+            return await guards.call(tool.name, lambda: tool.acall(**args), args)
+
+        return FunctionTool(
+            name=tool.name,
+            description=tool.description,
+            params_json_schema=tool.parameters,
+            on_invoke_tool=on_invoke_tool,
+            strict_json_schema=False,
+            timeout_seconds=scenario.limits.tool_timeout_s,
+            needs_approval=tool.definition.require_confirmation,
+            tool_input_guardrails=[loop_guard],
+        )
+
+    return [guarded(t) for t in build_tools(scenario)]
+
+
+@dataclass
+class ProdParts:
+    """The production agent, its run configuration and its guards."""
+
+    agent: Agent
+    config: RunConfig
+    guards: ToolGuards
+
+
+class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
+    name = "openai-agents-prod"
+    description = "the Agents SDK configured for production: its built-ins, then short custom code"
+    retries_normalised = True  # the client retries limits.max_retries times (built-in)
+
+    def build(self, ctx: Any) -> ProdParts:
+        scenario, limits = ctx.scenario, ctx.scenario.limits
+        guards = ToolGuards(scenario, timeout=False, approve=False)
+        tools = prod_tools(scenario, guards)
+        schemas = [t.openai_schema() for t in build_tools(scenario)]
+
+        def token_budget(data: CallModelData[Any]) -> ModelInputData:
+            guards.check_budget([data.model_data.instructions, data.model_data.input, schemas])
+            return data.model_data
+
+        client = self.openai_client(ctx, timeout=limits.llm_timeout_s)
+        agent = Agent(
+            name="assistant",
+            instructions=scenario.system_prompt,
+            tools=tools,
+            model=OpenAIChatCompletionsModel(model=model_name(ctx), openai_client=client),
+        )
+        config = RunConfig(
+            tool_not_found_behavior="return_error_to_model",
+            call_model_input_filter=token_budget,
+        )
+        return ProdParts(agent, config, guards)
+
+    def before_run(self, prepared: PeerPrepared) -> None:
+        prepared.agent.guards.reset()
+
+    def _agent(self, p: PeerPrepared) -> Agent:
+        return p.agent.agent
+
+    def _options(self, p: PeerPrepared) -> dict[str, Any]:
+        return {**super()._options(p), "run_config": p.agent.config}
+
+    async def invoke(self, p: PeerPrepared) -> Outcome:
+        parts: ProdParts = p.agent
+        result = await Runner.run(parts.agent, self._input(p), **self._options(p))
+        while result.interruptions:  # a gated tool: the approver decides, the run resumes
+            state = result.to_state()
+            for item in result.interruptions:
+                name = item.tool_name or ""
+                if parts.guards.approvals.get(name, False):
+                    state.approve(item)
+                else:
+                    state.reject(item, rejection_message=rejection(name))
+            result = await Runner.run(parts.agent, state, **self._options(p))
+        return answered(result.final_output)
+
+    def classify(self, exc: BaseException, p: PeerPrepared) -> Outcome:
+        if isinstance(exc, ToolInputGuardrailTripwireTriggered):
+            text = f"{type(exc).__name__}: {exc.output.output_info}"[:2000]
+            return Outcome("aborted", None, "tool_limit", error=text)
+        return super().classify(exc, p)

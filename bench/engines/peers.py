@@ -105,6 +105,19 @@ def classify_llm_error(exc: BaseException) -> Outcome | None:
     return None
 
 
+def guard_outcome(exc: BaseException) -> Outcome | None:
+    """``aborted`` when a production guard of ``bench.engines.peer_guards`` ended the run
+    (raised as is, or carried by the framework's exception)."""
+    from bench.engines.peer_guards import GuardError
+
+    for cause in exception_chain(exc):
+        if isinstance(cause, GuardError):
+            return Outcome(
+                "aborted", None, cause.termination, error=f"{type(cause).__name__}: {cause}"
+            )
+    return None
+
+
 def answered(text: Any) -> Outcome:
     """A normal return: completed, unless the "answer" is empty (nothing was answered)."""
     if not isinstance(text, str) or not text.strip():
@@ -189,7 +202,12 @@ class PeerEngine(RecordingEngine):
         from bench.engines.common import exception_outcome
         from bench.recording import current_log
 
-        return classify_llm_error(exc) or failed_tool(exc, current_log()) or exception_outcome(exc)
+        return (
+            guard_outcome(exc)
+            or classify_llm_error(exc)
+            or failed_tool(exc, current_log())
+            or exception_outcome(exc)
+        )
 
     async def execute(self, p: PeerPrepared) -> Outcome:
         try:

@@ -406,6 +406,22 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#F0E442", "<", "\\\\.", (0, (1, 1))),
         variant_style=EngineStyle("#F7F0A0", ">", "||", (0, (1, 2))),
     ),
+    _peer_variant(
+        "openai-agents-prod",
+        "OpenAIAgentsProd",
+        "openai-agents",
+        "OpenAI Agents SDK",
+        "the Agents SDK configured for production: tool_not_found_behavior, needs_approval, "
+        "timeouts, retries, then a guardrail loop guard, a budget filter and a breaker",
+        ("agents",),
+        EngineStyle("#C9B800", "$A$", "\\\\|", (0, (1, 3))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/openai_agents_engine.py::OpenAIAgentsProdEngine"),
+            ("custom", "bench/engines/openai_agents_engine.py::prod_tools"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
     *_peer(
         "pydantic-ai",
         "PydanticAI",
