@@ -174,7 +174,9 @@ def prod_tools(scenario: Any, guards: ToolGuards) -> list[FunctionTool]:
                 args = json.loads(arguments or "{}")
             except ValueError as exc:
                 return default_tool_error_function(context, exc)
-            return await guards.call(tool.name, lambda: tool.acall(**args), args)
+            return await guards.call(
+                tool.name, lambda: tool.acall(**args), timeout=False, approve=False
+            )
 
         return FunctionTool(
             name=tool.name,
@@ -192,11 +194,10 @@ def prod_tools(scenario: Any, guards: ToolGuards) -> list[FunctionTool]:
 
 @dataclass
 class ProdParts:
-    """The production agent, its run configuration and its guards."""
+    """The production agent and its run configuration."""
 
     agent: Agent
     config: RunConfig
-    guards: ToolGuards
 
 
 class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
@@ -206,7 +207,7 @@ class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
 
     def build(self, ctx: Any) -> ProdParts:
         scenario, limits = ctx.scenario, ctx.scenario.limits
-        guards = ToolGuards(scenario, timeout=False, approve=False)
+        guards = self.guards
         tools = prod_tools(scenario, guards)
         schemas = [t.openai_schema() for t in build_tools(scenario)]
 
@@ -225,10 +226,7 @@ class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
             tool_not_found_behavior="return_error_to_model",
             call_model_input_filter=token_budget,
         )
-        return ProdParts(agent, config, guards)
-
-    def before_run(self, prepared: PeerPrepared) -> None:
-        prepared.agent.guards.reset()
+        return ProdParts(agent, config)
 
     def _agent(self, p: PeerPrepared) -> Agent:
         return p.agent.agent
@@ -243,7 +241,7 @@ class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
             state = result.to_state()
             for item in result.interruptions:
                 name = item.tool_name or ""
-                if parts.guards.approvals.get(name, False):
+                if p.guards.approvals.get(name, False):
                     state.approve(item)
                 else:
                     state.reject(item, rejection_message=rejection(name))

@@ -16,6 +16,8 @@ import json
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -92,28 +94,48 @@ def rejection(tool: str) -> str:
     return f"The user rejected {tool}; it was not executed. Do not retry it."
 
 
-class ToolGuards:
-    """One run's custom guards around the scenario tools. ``call`` runs a tool through the
-    ones switched on; the rest of the adapter calls the pieces it needs."""
+@dataclass
+class _RunState:
+    calls: Counter[str]
+    breaker: CircuitBreaker
 
-    def __init__(self, scenario: Scenario, *, timeout: bool = True, approve: bool = True):
+
+class ToolGuards:
+    """The custom guards around one agent's scenario tools. ``call`` runs a tool through
+    them; the adapter calls the other pieces where its framework lets it. The counts belong
+    to the run (a context variable, set by ``reset`` at the run's start), so concurrent runs
+    of one agent keep their own."""
+
+    def __init__(self, scenario: Scenario):
         limits = scenario.limits
         self.max_same, self.timeout_s = limits.max_same_tool_calls, limits.tool_timeout_s
-        self.budget = limits.token_budget
-        self.timeout, self.approve = timeout, approve
+        self.budget, self.threshold = limits.token_budget, limits.breaker_threshold
         # the approver a service writes: here it answers with each tool's scripted approval
         self.approvals = {
             t.name: t.approval == "approve" for t in scenario.tools if t.require_confirmation
         }
-        self.breaker = CircuitBreaker(limits.breaker_threshold)
-        self.calls: Counter[str] = Counter()
+        self._run: ContextVar[_RunState | None] = ContextVar(f"guards-{id(self)}", default=None)
 
     def reset(self) -> None:
-        """A new run: the loop guard's counts start again and the breakers close (as the
+        """A new run: the loop guard's counts start again and the breakers are closed (as the
         LangChain production engines close theirs), so every run sees the scenario afresh."""
-        self.calls.clear()
-        self.breaker.failures.clear()
-        self.breaker.opened_at.clear()
+        self._run.set(_RunState(Counter(), CircuitBreaker(self.threshold)))
+
+    def _state(self) -> _RunState:
+        state = self._run.get()
+        if state is None:
+            self.reset()
+            state = self._run.get()
+            assert state is not None
+        return state
+
+    @property
+    def calls(self) -> Counter[str]:
+        return self._state().calls
+
+    @property
+    def breaker(self) -> CircuitBreaker:
+        return self._state().breaker
 
     def check_repeat(self, name: str, args: dict[str, Any]) -> None:
         """The loop guard: raise on the call made ``max_same_tool_calls`` times already."""
@@ -127,15 +149,23 @@ class ToolGuards:
         if self.budget is not None and (tokens := json_tokens(payload)) > self.budget:
             raise TokenBudgetExceededError(tokens, self.budget)
 
-    async def call(self, name: str, run: Callable[[], Awaitable[str]], args: dict[str, Any]) -> str:
-        """One tool call through the approver, the breaker and the timeout; a failure comes
-        back as text for the model (as the frameworks' own error results do)."""
-        if self.approve and name in self.approvals and not self.approvals[name]:
+    async def call(
+        self,
+        name: str,
+        run: Callable[[], Awaitable[str]],
+        *,
+        timeout: bool = True,
+        approve: bool = True,
+    ) -> str:
+        """One tool call through the approver, the breaker and the timeout (each unless the
+        framework has its own); a failure comes back as text for the model, as the
+        frameworks' own error results do."""
+        if approve and not self.approvals.get(name, True):
             return rejection(name)
         if self.breaker.is_open(name):
             return self.breaker.refusal(name)
         try:
-            result = await (asyncio.wait_for(run(), self.timeout_s) if self.timeout else run())
+            result = await (asyncio.wait_for(run(), self.timeout_s) if timeout else run())
         except Exception as exc:
             self.breaker.record(name, ok=False)
             if isinstance(exc, TimeoutError):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
+from bench.engines.peer_guards import GuardError, ToolGuards
 from bench.mockllm.transport import BASE_URL
 
 API_KEY = "sk-schedbench-mock"
@@ -108,8 +109,6 @@ def classify_llm_error(exc: BaseException) -> Outcome | None:
 def guard_outcome(exc: BaseException) -> Outcome | None:
     """``aborted`` when a production guard of ``bench.engines.peer_guards`` ended the run
     (raised as is, or carried by the framework's exception)."""
-    from bench.engines.peer_guards import GuardError
-
     for cause in exception_chain(exc):
         if isinstance(cause, GuardError):
             return Outcome(
@@ -148,6 +147,7 @@ class PeerPrepared(Prepared):
     user: str
     history: list[dict[str, str]]
     deadline_s: float
+    guards: ToolGuards  # the production engines' custom guards (reset before each run)
 
 
 class PeerEngine(RecordingEngine):
@@ -176,6 +176,8 @@ class PeerEngine(RecordingEngine):
         return {"max_retries": ctx.scenario.limits.max_retries} if self.retries_normalised else {}
 
     async def prepare(self, ctx: Any) -> PeerPrepared:
+        # the guards of the agent ``build`` makes (a production engine hooks them in)
+        self.guards = guards = ToolGuards(ctx.scenario)
         return PeerPrepared(
             ctx=ctx,
             accounting=self.accounting(ctx),
@@ -183,10 +185,14 @@ class PeerEngine(RecordingEngine):
             user=ctx.scenario.user,
             history=history_messages(ctx.scenario),
             deadline_s=run_timeout_s(ctx),
+            guards=guards,
         )
 
     def build(self, ctx: Any) -> Any:
         raise NotImplementedError
+
+    def before_run(self, prepared: PeerPrepared) -> None:
+        prepared.guards.reset()
 
     async def invoke(self, p: PeerPrepared) -> Outcome:
         """The framework's ordinary call, and how it ended."""

@@ -432,6 +432,23 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#AA4499", "8", "--.", (0, (4, 1, 1, 1))),
         variant_style=EngineStyle("#C77CA0", "p", "-|", (0, (4, 2, 1, 2))),
     ),
+    _peer_variant(
+        "pydantic-ai-prod",
+        "PydanticAIProd",
+        "pydantic-ai",
+        "PydanticAI",
+        "PydanticAI configured for production: ModelRetry with Agent(retries=...), deferred "
+        "approval, limits, retries, then a loop guard, a breaker and a budget processor",
+        ("pydantic_ai", "pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
+        EngineStyle("#7A2E6E", "$P$", "-/", (0, (4, 1, 2, 1))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/pydantic_ai_engine.py::PydanticAIProdEngine"),
+            ("custom", "bench/engines/pydantic_ai_engine.py::prod_tool"),
+            ("custom", "bench/engines/pydantic_ai_engine.py::token_budget"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
     *_peer(
         "llamaindex",
         "LlamaIndex",
