@@ -98,6 +98,7 @@ def rejection(tool: str) -> str:
 class _RunState:
     calls: Counter[str]
     breaker: CircuitBreaker
+    stopped: GuardError | None = None  # a guard that ended the run without an exception
 
 
 class ToolGuards:
@@ -136,6 +137,16 @@ class ToolGuards:
     @property
     def breaker(self) -> CircuitBreaker:
         return self._state().breaker
+
+    def stop(self, reason: GuardError) -> GuardError:
+        """Note that ``reason`` ended the run, for a framework that stops a run without
+        raising (the adapter reads it back with ``stopped``)."""
+        self._state().stopped = reason
+        return reason
+
+    @property
+    def stopped(self) -> GuardError | None:
+        return self._state().stopped
 
     def check_repeat(self, name: str, args: dict[str, Any]) -> None:
         """The loop guard: raise on the call made ``max_same_tool_calls`` times already."""

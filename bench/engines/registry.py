@@ -479,6 +479,23 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#332288", "1", "*", (0, (2, 2))),
         variant_style=EngineStyle("#8877CC", "2", "**", (0, (2, 4))),
     ),
+    _peer_variant(
+        "agno-prod",
+        "AgnoProd",
+        "agno",
+        "Agno",
+        "Agno configured for production: requires_confirmation, retries, then one tool hook "
+        "(timeout, breaker, loop guard, step limit)",
+        ("agno.agent", "agno.models.openai.like"),
+        EngineStyle("#1A1150", "$G$", "*/", (0, (2, 1))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/agno_engine.py::AgnoProdEngine"),
+            ("custom", "bench/engines/agno_engine.py::guard_hook"),
+            ("custom", "bench/engines/agno_engine.py::StepLimitReached"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
     *_peer(
         "strands",
         "Strands",
