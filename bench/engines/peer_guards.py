@@ -90,6 +90,16 @@ class CircuitBreaker:
         )
 
 
+def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
+    """Why ``args`` do not match the tool's JSON Schema, or None."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(args)
+    )
+    return None if error is None else error.message
+
+
 def rejection(tool: str) -> str:
     return f"The user rejected {tool}; it was not executed. Do not retry it."
 
@@ -167,12 +177,17 @@ class ToolGuards:
         *,
         timeout: bool = True,
         approve: bool = True,
+        schema: dict[str, Any] | None = None,
+        args: dict[str, Any] | None = None,
     ) -> str:
         """One tool call through the approver, the breaker and the timeout (each unless the
-        framework has its own); a failure comes back as text for the model, as the
-        frameworks' own error results do."""
+        framework has its own) and, with a ``schema``, a check of the ``args`` (a framework
+        that repairs cut-off JSON would run the tool outside it); a failure comes back as
+        text for the model, as the frameworks' own error results do."""
         if approve and not self.approvals.get(name, True):
             return rejection(name)
+        if schema is not None and (problem := schema_problem(schema, args or {})):
+            return f"Error: the arguments of {name} do not match its schema ({problem}); it was not run."
         if self.breaker.is_open(name):
             return self.breaker.refusal(name)
         try:

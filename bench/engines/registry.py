@@ -461,6 +461,24 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         variant_style=EngineStyle("#9FD8CE", "8", "O.", (0, (6, 3, 1, 3))),
     ),
     _peer_variant(
+        "llamaindex-prod",
+        "LlamaIndexProd",
+        "llamaindex",
+        "LlamaIndex",
+        "LlamaIndex configured for production: HITL events, max_iterations, retries, then a "
+        "guarded take_step (budget, loop guard) and a tool wrapper (timeout, breaker, schema)",
+        ("llama_index.core.agent.workflow", "llama_index.llms.openai_like"),
+        EngineStyle("#1E5C54", "$I$", "Oo", (0, (6, 1, 1, 1))),
+        configuration="production",
+        streams=True,
+        config_code=(
+            ("built-in", "bench/engines/llamaindex_engine.py::LlamaIndexProdEngine"),
+            ("custom", "bench/engines/llamaindex_engine.py::GuardedFunctionAgent"),
+            ("custom", "bench/engines/llamaindex_engine.py::prod_tool"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
+    _peer_variant(
         "llamaindex-nostream",
         "LlamaIndexNoStream",
         "llamaindex",
