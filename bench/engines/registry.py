@@ -526,6 +526,24 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         variant_style=EngineStyle("#EEE3B0", "|", "..-", (0, (3, 5))),
     ),
     _peer_variant(
+        "strands-prod",
+        "StrandsProd",
+        "strands",
+        "Strands Agents",
+        "Strands configured for production: turn limit, retries, interrupts, then hooks "
+        "(budget, loop guard) and a tool wrapper (timeout, breaker, schema)",
+        ("strands", "strands.models.openai"),
+        EngineStyle("#8C7A2B", "$T$", "../", (0, (3, 1, 1, 1))),
+        configuration="production",
+        streams=True,
+        config_code=(
+            ("built-in", "bench/engines/strands_engine.py::StrandsProdEngine"),
+            ("custom", "bench/engines/strands_engine.py::prod_hooks"),
+            ("custom", "bench/engines/strands_engine.py::agent_tool"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
+    _peer_variant(
         "strands-nostream",
         "StrandsNoStream",
         "strands",

@@ -1,4 +1,5 @@
-"""``strands`` (+ ``-retries``, ``-nostream``): a Strands Agents ``Agent``, the way its docs write it.
+"""``strands`` (+ ``-retries``, ``-nostream``, ``-prod``): a Strands Agents ``Agent``, the way its
+docs write it.
 
 As its OpenAI model provider page does: ``OpenAIModel(client=AsyncOpenAI(base_url=<the
 mock>), model_id=...)`` in an ``Agent(model, system_prompt, tools, callback_handler=None)``
@@ -29,20 +30,33 @@ client's default 2, unless normalised (``retry_strategy=None`` — one attempt �
 client's ``max_retries=N``, see ``peers``). With ``RunContext.stream_tokens`` it iterates
 ``agent.stream_async(prompt)``: the first ``data`` event after the last tool use is the first
 token of the answer.
+
+``strands-prod`` is Strands configured for production: its built-ins first — the turn
+limit, the retries (the client's ``max_retries=limits.max_retries`` under Strands' own
+``ModelRetryStrategy``), and its interrupts for the gated tools (a ``BeforeToolCallEvent``
+hook calls ``event.interrupt("approval")``; the run stops with ``stop_reason`` ``"interrupt"``,
+the engine answers with ``interruptResponse`` and the hook cancels a refused call with
+``event.cancel_tool``) — then short custom code (``prod_hooks``, ``prod_agent_tool``): a
+``BeforeModelCallEvent`` hook for the token budget and a ``BeforeToolCallEvent`` hook for the
+loop guard (both raise a ``peer_guards.GuardError``, which ends the run), and a tool wrapper
+with the per-call timeout, the breaker and a check of the arguments against the schema (its
+stream parser repairs cut-off JSON). It streams, as its default does.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from strands import Agent
+from strands.hooks import BeforeModelCallEvent, BeforeToolCallEvent
 from strands.models.openai import OpenAIModel
 from strands.tools.tools import PythonAgentTool
 
 from bench.engines.base import RunStatus
 from bench.engines.common import Outcome
+from bench.engines.peer_guards import ToolGuards, rejection
 from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
 from bench.tools import ScenarioTool, build_tools
 
@@ -59,7 +73,9 @@ STOP_REASONS: dict[str, tuple[RunStatus, str]] = {
 }
 
 
-def agent_tool(tool: ScenarioTool) -> PythonAgentTool:
+def agent_tool(tool: ScenarioTool, guards: ToolGuards | None = None) -> PythonAgentTool:
+    """The scenario tool as Strands' module tool; with ``guards``, through the custom ones
+    (timeout, breaker, a check of the arguments against the schema)."""
     spec = {
         "name": tool.name,
         "description": tool.description,
@@ -67,7 +83,17 @@ def agent_tool(tool: ScenarioTool) -> PythonAgentTool:
     }
 
     async def run(tool_use: Any, **_state: Any) -> dict[str, Any]:
-        text = await tool.acall(**(tool_use.get("input") or {}))
+        args = tool_use.get("input") or {}
+        if guards is None:
+            text = await tool.acall(**args)
+        else:
+            text = await guards.call(
+                tool.name,
+                lambda: tool.acall(**args),
+                approve=False,
+                schema=tool.parameters,
+                args=args,
+            )
         return {
             "toolUseId": tool_use["toolUseId"],
             "status": "success",
@@ -95,6 +121,7 @@ class StrandsParts:
     system_prompt: str
     retry_options: dict[str, Any]
     limits: dict[str, int]
+    hooks: list[Any] = field(default_factory=list)  # (callback, event type), production only
 
 
 class StrandsEngine(PeerEngine):
@@ -120,7 +147,7 @@ class StrandsEngine(PeerEngine):
     def agent(self, p: PeerPrepared) -> Agent:
         parts: StrandsParts = p.agent
         history = [{"role": m["role"], "content": [{"text": m["content"]}]} for m in p.history]
-        return Agent(
+        agent = Agent(
             model=parts.model,
             system_prompt=parts.system_prompt,
             tools=list(parts.tools),
@@ -128,6 +155,9 @@ class StrandsEngine(PeerEngine):
             callback_handler=None,
             **parts.retry_options,
         )
+        for callback, event_type in parts.hooks:
+            agent.add_hook(callback, event_type)
+        return agent
 
     async def invoke(self, p: PeerPrepared) -> Outcome:
         result = await self.agent(p).invoke_async(p.user, limits=p.agent.limits)
@@ -162,3 +192,62 @@ class StrandsNoStreamEngine(StrandsEngine):
     name = "strands-nostream"
     description = "the same Strands engine with OpenAIModel(stream=False): one reply per call"
     streams = False
+
+
+def prod_hooks(guards: ToolGuards, system_prompt: str, schemas: list[Any]) -> list[Any]:
+    """The production hooks: approval by interrupt (built-in), then the loop guard and the
+    token budget (custom)."""
+
+    def approval(event: BeforeToolCallEvent) -> None:
+        name = event.tool_use["name"]
+        if name in guards.approvals and event.interrupt("approval", reason=name) != "yes":
+            event.cancel_tool = rejection(name)
+
+    def loop_guard(event: BeforeToolCallEvent) -> None:
+        guards.check_repeat(event.tool_use["name"], event.tool_use.get("input") or {})
+
+    def token_budget(event: BeforeModelCallEvent) -> None:
+        guards.check_budget([system_prompt, event.agent.messages, schemas])
+
+    return [
+        (approval, BeforeToolCallEvent),
+        (loop_guard, BeforeToolCallEvent),
+        (token_budget, BeforeModelCallEvent),
+    ]
+
+
+class StrandsProdEngine(StrandsEngine):
+    name = "strands-prod"
+    description = "Strands configured for production: its built-ins, then short custom hooks"
+    retries_normalised = True  # the client retries limits.max_retries times (built-in)
+
+    def build(self, ctx: Any) -> StrandsParts:
+        scenario = ctx.scenario
+        client = self.openai_client(ctx, timeout=scenario.limits.llm_timeout_s)
+        tools = build_tools(scenario)
+        return StrandsParts(
+            model=OpenAIModel(client=client, model_id=model_name(ctx)),
+            tools=[agent_tool(t, self.guards) for t in tools],
+            system_prompt=scenario.system_prompt,
+            retry_options={},  # Strands' ModelRetryStrategy stays on, as it ships
+            limits={"turns": scenario.limits.max_steps},
+            hooks=prod_hooks(
+                self.guards, scenario.system_prompt, [t.openai_schema() for t in tools]
+            ),
+        )
+
+    async def invoke(self, p: PeerPrepared) -> Outcome:
+        agent = self.agent(p)
+        result = await agent.invoke_async(p.user, limits=p.agent.limits)
+        while result.stop_reason == "interrupt":  # a gated tool: the approver answers
+            responses = [
+                {
+                    "interruptResponse": {
+                        "interruptId": interrupt.id,
+                        "response": "yes" if p.guards.approvals.get(interrupt.reason) else "no",
+                    }
+                }
+                for interrupt in result.interrupts
+            ]
+            result = await agent.invoke_async(responses, limits=p.agent.limits)
+        return ended(result)
