@@ -31,7 +31,9 @@ reads ``raw_response_event``\\s: the first ``response.output_text.delta`` after 
 gated tools (the run stops with ``interruptions``; the approver's answer goes into
 ``result.to_state()`` with ``approve`` / ``reject(rejection_message=...)`` and the run resumes),
 ``timeout_seconds`` per tool, ``max_turns``, the client's retries set to ``limits.max_retries``
-— then short custom code where it has none, hooked into its extension points
+``ModelSettings(retry=ModelRetrySettings(...))`` with a policy that retries a reply whose
+body does not parse (the client retries everything else) — then short custom code where it
+has none, hooked into its extension points
 (``prod_tools``, ``ProdParts``): a loop guard as a ``tool_input_guardrail`` whose
 ``raise_exception()`` ends the run (``ToolInputGuardrailTripwireTriggered`` → ``aborted`` /
 ``tool_limit``), the token budget as ``RunConfig(call_model_input_filter=...)``, and a
@@ -50,6 +52,8 @@ from agents import (
     FunctionTool,
     MaxTurnsExceeded,
     ModelBehaviorError,
+    ModelRetrySettings,
+    ModelSettings,
     OpenAIChatCompletionsModel,
     RunConfig,
     RunContextWrapper,
@@ -221,6 +225,14 @@ class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
             instructions=scenario.system_prompt,
             tools=tools,
             model=OpenAIChatCompletionsModel(model=model_name(ctx), openai_client=client),
+            # the runner's own retries, for what the client does not retry: a 200 whose body
+            # does not parse (a cut or corrupt answer), as lc-create-agent-prod does
+            model_settings=ModelSettings(
+                retry=ModelRetrySettings(
+                    max_retries=limits.max_retries,
+                    policy=lambda context: isinstance(context.error, json.JSONDecodeError),
+                )
+            ),
         )
         config = RunConfig(
             tool_not_found_behavior="return_error_to_model",
