@@ -38,26 +38,29 @@ hook calls ``event.interrupt("approval")``; the run stops with ``stop_reason`` `
 the engine answers with ``interruptResponse`` and the hook cancels a refused call with
 ``event.cancel_tool``) — then short custom code (``prod_hooks``, ``prod_agent_tool``): a
 ``BeforeModelCallEvent`` hook for the token budget and a ``BeforeToolCallEvent`` hook for the
-loop guard (both raise a ``peer_guards.GuardError``, which ends the run), and a tool wrapper
+loop guard (both raise a ``peer_guards.GuardError``, which ends the run), an
+``AfterModelCallEvent`` hook that sets ``event.retry`` for a reply that did not parse or came
+back empty (up to ``limits.max_retries``), and a tool wrapper
 with the per-call timeout, the breaker and a check of the arguments against the schema (its
 stream parser repairs cut-off JSON). It streams, as its default does.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from strands import Agent
-from strands.hooks import BeforeModelCallEvent, BeforeToolCallEvent
+from strands.hooks import AfterModelCallEvent, BeforeModelCallEvent, BeforeToolCallEvent
 from strands.models.openai import OpenAIModel
 from strands.tools.tools import PythonAgentTool
 
 from bench.engines.base import RunStatus
 from bench.engines.common import Outcome
 from bench.engines.peer_guards import ToolGuards, rejection
-from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
+from bench.engines.peers import PeerEngine, PeerPrepared, answered, exception_chain, model_name
 from bench.tools import ScenarioTool, build_tools
 
 # a finished AgentResult's stop_reason that is not an answer, in the harness's words
@@ -194,9 +197,11 @@ class StrandsNoStreamEngine(StrandsEngine):
     streams = False
 
 
-def prod_hooks(guards: ToolGuards, system_prompt: str, schemas: list[Any]) -> list[Any]:
-    """The production hooks: approval by interrupt (built-in), then the loop guard and the
-    token budget (custom)."""
+def prod_hooks(
+    guards: ToolGuards, system_prompt: str, schemas: list[Any], max_retries: int
+) -> list[Any]:
+    """The production hooks: approval by interrupt (built-in), then the loop guard, the
+    token budget and a retry of an unreadable reply (custom)."""
 
     def approval(event: BeforeToolCallEvent) -> None:
         name = event.tool_use["name"]
@@ -209,10 +214,22 @@ def prod_hooks(guards: ToolGuards, system_prompt: str, schemas: list[Any]) -> li
     def token_budget(event: BeforeModelCallEvent) -> None:
         guards.check_budget([system_prompt, event.agent.messages, schemas])
 
+    def retry_unreadable(event: AfterModelCallEvent) -> None:
+        # a reply whose body did not parse, or a stream that ended with nothing in it:
+        # Strands' retry strategy retries throttling only; its hook can ask for a retry
+        unparsed = event.exception is not None and any(
+            isinstance(e, json.JSONDecodeError) for e in exception_chain(event.exception)
+        )
+        empty = event.stop_response is not None and not event.stop_response.message["content"]
+        if (unparsed or empty) and guards.calls["model retries"] < max_retries:
+            guards.calls["model retries"] += 1
+            event.retry = True
+
     return [
         (approval, BeforeToolCallEvent),
         (loop_guard, BeforeToolCallEvent),
         (token_budget, BeforeModelCallEvent),
+        (retry_unreadable, AfterModelCallEvent),
     ]
 
 
@@ -232,7 +249,10 @@ class StrandsProdEngine(StrandsEngine):
             retry_options={},  # Strands' ModelRetryStrategy stays on, as it ships
             limits={"turns": scenario.limits.max_steps},
             hooks=prod_hooks(
-                self.guards, scenario.system_prompt, [t.openai_schema() for t in tools]
+                self.guards,
+                scenario.system_prompt,
+                [t.openai_schema() for t in tools],
+                scenario.limits.max_retries,
             ),
         )
 
