@@ -202,5 +202,5 @@ class AgnoProdEngine(AgnoEngine):
                 run_response=run, requirements=run.active_requirements
             )
         if (stopped := p.guards.stopped) is not None:  # StopAgentRun ends the run quietly
-            return Outcome("aborted", None, stopped.termination, error=str(stopped))
+            return Outcome(stopped.status, None, stopped.termination, error=str(stopped))
         return ended(run)

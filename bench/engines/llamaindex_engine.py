@@ -35,8 +35,10 @@ the workflow ``Context`` and waits for a ``HumanResponseEvent``; the engine answ
 ``InputRequiredEvent`` with the approver's decision, as LlamaIndex's HITL guide does) — then
 short custom code where it has none (``GuardedFunctionAgent``, ``prod_tool``): the
 documented way to customise an agent's step, a ``FunctionAgent`` subclass whose
-``take_step`` checks the token budget before the LLM call and the loop guard on the calls it
-asks for (raising ``peer_guards.GuardError``, which ends the workflow), and a tool wrapper
+``take_step`` checks the token budget before the LLM call, retries a reply it cannot read
+(a body that does not parse, a stream cut before its finish reason: LlamaIndex would answer
+with the part received) up to ``limits.max_retries`` times, and checks the loop guard on the
+calls it asks for (raising ``peer_guards.GuardError``, which ends the workflow), and a tool wrapper
 with the per-call timeout, the breaker and a check of the arguments against the schema
 (its streaming parser repairs cut-off JSON and would run the tool outside it). It streams,
 as its default does.
@@ -44,6 +46,7 @@ as its default does.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -56,7 +59,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from workflows.errors import WorkflowRuntimeError
 
 from bench.engines.common import Outcome
-from bench.engines.peer_guards import ToolGuards, rejection
+from bench.engines.peer_guards import ToolGuards, UnreadableReply, rejection
 from bench.engines.peers import (
     API_KEY,
     PeerEngine,
@@ -178,16 +181,30 @@ class LlamaIndexNoStreamEngine(LlamaIndexEngine):
 
 class GuardedFunctionAgent(FunctionAgent):
     """``FunctionAgent`` with the custom guards in its step: the token budget before the
-    LLM call, the loop guard on the tool calls it asks for."""
+    LLM call, a retry of a reply it could not read, the loop guard on the tool calls it
+    asks for."""
 
     guards: Any = None  # ToolGuards (pydantic fields: the agent is a pydantic model)
     tool_schemas: list[Any] = Field(default_factory=list)
+    max_retries: int = 0
 
     async def take_step(self, ctx: Any, llm_input: Any, tools: Any, memory: Any) -> Any:
-        scratchpad = await ctx.store.get(self.scratchpad_key, default=[])
+        scratchpad = list(await ctx.store.get(self.scratchpad_key, default=[]))
         messages = [m.content for m in [*llm_input, *scratchpad]]
         self.guards.check_budget([self.system_prompt, messages, self.tool_schemas])
-        output = await super().take_step(ctx, llm_input, tools, memory)
+        for _attempt in range(self.max_retries + 1):
+            try:
+                output = await super().take_step(ctx, llm_input, tools, memory)
+            except json.JSONDecodeError as exc:
+                problem: Exception = exc
+            else:
+                choices = (output.raw or {}).get("choices") or [{}]
+                if choices[0].get("finish_reason") is not None:
+                    break
+                problem = ValueError("the stream ended before its finish reason")
+            await ctx.store.set(self.scratchpad_key, scratchpad)  # drop the broken reply
+        else:
+            raise UnreadableReply(f"{type(problem).__name__}: {problem}") from problem
         for call in output.tool_calls:
             self.guards.check_repeat(call.tool_name, call.tool_kwargs)
         return output
@@ -232,6 +249,7 @@ class LlamaIndexProdEngine(LlamaIndexEngine):
             system_prompt=scenario.system_prompt,
             guards=self.guards,
             tool_schemas=[t.openai_schema() for t in tools],
+            max_retries=scenario.limits.max_retries,
         )
 
     async def invoke(self, p: PeerPrepared) -> Outcome:

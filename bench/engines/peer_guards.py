@@ -25,9 +25,18 @@ from scenarios import Scenario
 
 
 class GuardError(Exception):
-    """A production guard ended the run."""
+    """A production guard ended the run (``status`` / ``termination`` in the harness's words)."""
 
+    status = "aborted"
     termination = "tool_limit"
+
+
+class UnreadableReply(GuardError):
+    """The model's reply could not be read (a body that did not parse, a stream cut before
+    its finish reason) after ``limits.max_retries`` retries."""
+
+    status = "failed"
+    termination = "llm_error"
 
 
 class RepeatedToolCallError(GuardError):

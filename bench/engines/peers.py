@@ -107,13 +107,12 @@ def classify_llm_error(exc: BaseException) -> Outcome | None:
 
 
 def guard_outcome(exc: BaseException) -> Outcome | None:
-    """``aborted`` when a production guard of ``bench.engines.peer_guards`` ended the run
-    (raised as is, or carried by the framework's exception)."""
+    """How a production guard of ``bench.engines.peer_guards`` ended the run (raised as is,
+    or carried by the framework's exception)."""
     for cause in exception_chain(exc):
         if isinstance(cause, GuardError):
-            return Outcome(
-                "aborted", None, cause.termination, error=f"{type(cause).__name__}: {cause}"
-            )
+            text = f"{type(cause).__name__}: {cause}"
+            return Outcome(cause.status, None, cause.termination, error=text)
     return None
 
 
