@@ -552,6 +552,16 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         ("strands", "strands.models.openai"),
         EngineStyle("#B8A550", "$S$", "..\\\\", (0, (3, 1))),
     ),
+    *_peer(
+        "autogen",
+        "AutoGen",
+        "autogen",
+        "AutoGen AgentChat",
+        "AutoGen AgentChat: AssistantAgent on OpenAIChatCompletionClient(base_url=...)",
+        ("autogen_agentchat.agents", "autogen_ext.models.openai"),
+        EngineStyle("#5D3A9B", "$W$", "xo", (0, (5, 1, 1, 1))),
+        variant_style=EngineStyle("#A48BD0", "$w$", "x*", (0, (5, 3, 1, 3))),
+    ),
 )
 
 # the LangChain version matrix: today's AgentExecutor baseline on the last release of each
