@@ -28,10 +28,21 @@ more model call to reflect; a model that still asks for tools then ends the run 
 ``max_steps``, and a run whose every step called tools is reported the same way); the LLM timeout and retries on the client
 (``OpenAIChatCompletionClient(timeout=..., max_retries=...)``: the openai client's default
 of 2 unless normalised). The run deadline is the harness's ``asyncio.timeout``.
+
+``autogen-prod`` is AutoGen configured for production: its built-ins first —
+``max_tool_iterations``, tool errors told to the model, the client's
+``max_retries=limits.max_retries`` — then short custom code where it has none
+(``GuardedContext``, ``GuardedTool``): a ``ChatCompletionContext`` subclass (the documented
+way to customise what the agent keeps and sends) that checks the token budget in
+``get_messages`` before every model call and the loop guard in ``add_message`` when the model
+asks for calls (raising ``peer_guards.GuardError``, which ends the run), and a tool that
+adds the approver (AssistantAgent has no tool approval), the per-call timeout, the breaker
+and a check of the arguments against the schema.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,12 +54,13 @@ from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.messages import ToolCallExecutionEvent
 from autogen_core import CancellationToken
 from autogen_core.model_context import UnboundedChatCompletionContext
-from autogen_core.models import AssistantMessage, ModelInfo, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, ModelInfo, UserMessage
 from autogen_core.tools import BaseTool, ToolSchema
 from autogen_ext.models.openai import OpenAIChatCompletionClient
 from pydantic import BaseModel, ConfigDict
 
 from bench.engines.common import Outcome
+from bench.engines.peer_guards import ToolGuards
 from bench.engines.peers import (
     API_KEY,
     PeerEngine,
@@ -115,14 +127,13 @@ class AutoGenParts:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def history_context(history: list[dict[str, str]]) -> UnboundedChatCompletionContext:
-    messages = [
+def history_messages(history: list[dict[str, str]]) -> list[LLMMessage]:
+    return [
         UserMessage(content=m["content"], source="user")
         if m["role"] == "user"
         else AssistantMessage(content=m["content"], source="assistant")
         for m in history
     ]
-    return UnboundedChatCompletionContext(initial_messages=messages)
 
 
 class AutoGenEngine(PeerEngine):
@@ -157,11 +168,14 @@ class AutoGenEngine(PeerEngine):
             model_client=parts.client,
             tools=parts.tools,
             system_message=parts.system_prompt,
-            model_context=history_context(p.history),
+            model_context=self.context(p),
             max_tool_iterations=parts.max_steps,
             reflect_on_tool_use=True,
             **parts.options,
         )
+
+    def context(self, p: PeerPrepared) -> UnboundedChatCompletionContext:
+        return UnboundedChatCompletionContext(initial_messages=history_messages(p.history))
 
     async def invoke(self, p: PeerPrepared) -> Outcome:
         result = await self.agent(p).run(task=p.user)
@@ -188,3 +202,56 @@ class AutoGenRetriesEngine(AutoGenEngine):
     name = "autogen-retries"
     description = "the same AutoGen engine with retries normalised (limits.max_retries)"
     retries_normalised = True
+
+
+class GuardedContext(UnboundedChatCompletionContext):
+    """The conversation, with the token budget checked before every model call and the
+    loop guard when the model asks for calls."""
+
+    def __init__(self, guards: ToolGuards, fixed: list[Any], initial: list[LLMMessage]):
+        super().__init__(initial_messages=initial)
+        self.guards, self.fixed = guards, fixed  # the system prompt and the tool schemas
+
+    async def add_message(self, message: LLMMessage) -> None:
+        if isinstance(message, AssistantMessage) and isinstance(message.content, list):
+            for call in message.content:
+                try:
+                    args = json.loads(call.arguments or "{}")
+                except ValueError:
+                    continue  # arguments that do not parse: the tool reports them
+                self.guards.check_repeat(call.name, args)
+        await super().add_message(message)
+
+    async def get_messages(self) -> list[LLMMessage]:
+        messages = await super().get_messages()
+        self.guards.check_budget([self.fixed, [m.content for m in messages]])
+        return messages
+
+
+class GuardedTool(SchemaTool):
+    """The scenario tool through the custom guards."""
+
+    def __init__(self, tool: ScenarioTool, guards: ToolGuards):
+        super().__init__(tool)
+        self.guards = guards
+
+    async def call(self, args: dict[str, Any]) -> str:
+        return await self.guards.call(
+            self.tool.name, lambda: self.tool.acall(**args), schema=self.tool.parameters, args=args
+        )
+
+
+class AutoGenProdEngine(AutoGenEngine):
+    name = "autogen-prod"
+    description = (
+        "AutoGen configured for production: its built-ins, then a guarded context and tools"
+    )
+    retries_normalised = True  # the client retries limits.max_retries times (built-in)
+
+    def tools(self, ctx: Any) -> list[BaseTool[Any, Any]]:
+        return [GuardedTool(t, self.guards) for t in build_tools(ctx.scenario)]
+
+    def context(self, p: PeerPrepared) -> UnboundedChatCompletionContext:
+        parts: AutoGenParts = p.agent
+        fixed = [parts.system_prompt, [t.schema for t in parts.tools]]
+        return GuardedContext(p.guards, fixed, history_messages(p.history))

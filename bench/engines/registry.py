@@ -562,6 +562,23 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#5D3A9B", "$W$", "xo", (0, (5, 1, 1, 1))),
         variant_style=EngineStyle("#A48BD0", "$w$", "x*", (0, (5, 3, 1, 3))),
     ),
+    _peer_variant(
+        "autogen-prod",
+        "AutoGenProd",
+        "autogen",
+        "AutoGen AgentChat",
+        "AutoGen configured for production: max_tool_iterations, retries, then a guarded "
+        "model context (budget, loop guard) and guarded tools",
+        ("autogen_agentchat.agents", "autogen_ext.models.openai"),
+        EngineStyle("#3B2266", "$V$", "x/", (0, (5, 1, 2, 1))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/autogen_engine.py::AutoGenProdEngine"),
+            ("custom", "bench/engines/autogen_engine.py::GuardedContext"),
+            ("custom", "bench/engines/autogen_engine.py::GuardedTool"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
 )
 
 # the LangChain version matrix: today's AgentExecutor baseline on the last release of each
