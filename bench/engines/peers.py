@@ -16,10 +16,13 @@ knobs (see each adapter and docs/engines.md).
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
+from bench.engines.peer_guards import GuardError, ToolGuards
 from bench.referee.transport import BASE_URL
 
 API_KEY = "sk-schedbench-mock"
@@ -45,17 +48,71 @@ def history_messages(scenario: Any) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in scenario.history]
 
 
-def classify_llm_error(exc: BaseException) -> Outcome | None:
-    """An openai SDK error that ended the run (after the client's retries), if it is one —
-    raised as is, or wrapped by the framework (its ``__cause__`` chain)."""
-    import openai
+# the exceptions that mean an LLM call failed on the wire or at the API, by the module that
+# defines them: the openai SDK's errors (status, connection, timeout, a response that failed
+# validation) and the HTTP libraries' own (a read timeout or a dropped connection mid-stream
+# is raised by httpx / httpx2 as is: the SDK does not wrap what breaks after the headers)
+TRANSPORT_ERRORS: tuple[tuple[str, str], ...] = (
+    ("openai", "APIError"),
+    ("httpx", "HTTPError"),
+    ("httpx2", "HTTPError"),
+    ("httpcore", "NetworkError"),
+    ("httpcore", "ProtocolError"),
+    ("httpcore", "TimeoutException"),
+    ("aiohttp", "ClientError"),
+)
 
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, openai.APIError):
-            text = f"{type(exc).__name__}: {exc}"[:2000]
-            return Outcome("failed", None, "llm_error", error=text)
-        cause = cause.__cause__
+
+def transport_error_types() -> tuple[type[BaseException], ...]:
+    """The classes of ``TRANSPORT_ERRORS`` this process has loaded (a module that was never
+    imported raised nothing)."""
+    found = []
+    for module_name, class_name in TRANSPORT_ERRORS:
+        module = sys.modules.get(module_name)
+        cls = getattr(module, class_name, None) if module is not None else None
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it carries: ``__cause__``, ``__context__``, an exception
+    group's members, and exceptions a framework wrapper keeps as attributes (Strands'
+    ``EventLoopException.original_exception``), each once."""
+    seen: set[int] = set()
+    stack: list[object] = [exc]
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        members = current.exceptions if isinstance(current, BaseExceptionGroup) else ()
+        attributes = [v for v in vars(current).values() if isinstance(v, BaseException)]
+        stack.extend([*attributes, *members, current.__context__, current.__cause__])
+
+
+def classify_llm_error(exc: BaseException) -> Outcome | None:
+    """``failed`` / ``llm_error`` when the LLM call failed (after the client's retries):
+    an openai SDK error or an HTTP transport error anywhere in the exception's chain —
+    raised as is, or wrapped by the framework (as ``raw`` scores the same exception)."""
+    types = transport_error_types()
+    for cause in exception_chain(exc):
+        if isinstance(cause, types):
+            text = f"{type(exc).__name__}: {exc}"
+            if cause is not exc:
+                text += f" (from {type(cause).__module__}.{type(cause).__name__}: {cause})"
+            return Outcome("failed", None, "llm_error", error=text[:2000])
+    return None
+
+
+def guard_outcome(exc: BaseException) -> Outcome | None:
+    """How a production guard of ``bench.engines.peer_guards`` ended the run (raised as is,
+    or carried by the framework's exception)."""
+    for cause in exception_chain(exc):
+        if isinstance(cause, GuardError):
+            text = f"{type(cause).__name__}: {cause}"
+            return Outcome(cause.status, None, cause.termination, error=text)
     return None
 
 
@@ -89,6 +146,7 @@ class PeerPrepared(Prepared):
     user: str
     history: list[dict[str, str]]
     deadline_s: float
+    guards: ToolGuards  # the production engines' custom guards (reset before each run)
 
 
 class PeerEngine(RecordingEngine):
@@ -117,6 +175,8 @@ class PeerEngine(RecordingEngine):
         return {"max_retries": ctx.scenario.limits.max_retries} if self.retries_normalised else {}
 
     async def prepare(self, ctx: Any) -> PeerPrepared:
+        # the guards of the agent ``build`` makes (a production engine hooks them in)
+        self.guards = guards = ToolGuards(ctx.scenario)
         return PeerPrepared(
             ctx=ctx,
             accounting=self.accounting(ctx),
@@ -124,10 +184,14 @@ class PeerEngine(RecordingEngine):
             user=ctx.scenario.user,
             history=history_messages(ctx.scenario),
             deadline_s=run_timeout_s(ctx),
+            guards=guards,
         )
 
     def build(self, ctx: Any) -> Any:
         raise NotImplementedError
+
+    def before_run(self, prepared: PeerPrepared) -> None:
+        prepared.guards.reset()
 
     async def invoke(self, p: PeerPrepared) -> Outcome:
         """The framework's ordinary call, and how it ended."""
@@ -143,7 +207,12 @@ class PeerEngine(RecordingEngine):
         from bench.engines.common import exception_outcome
         from bench.engines.kit.runlog import current_log
 
-        return classify_llm_error(exc) or failed_tool(exc, current_log()) or exception_outcome(exc)
+        return (
+            guard_outcome(exc)
+            or classify_llm_error(exc)
+            or failed_tool(exc, current_log())
+            or exception_outcome(exc)
+        )
 
     async def execute(self, p: PeerPrepared) -> Outcome:
         try:

@@ -1,4 +1,4 @@
-"""``pydantic-ai`` (+ ``-retries``): PydanticAI, the way its docs write it.
+"""``pydantic-ai`` (+ ``-retries``, ``-prod``): PydanticAI, the way its docs write it.
 
 As its "OpenAI-compatible models" guide does: ``OpenAIChatModel(model_name,
 provider=OpenAIProvider(base_url=<the mock>, api_key=..., http_client=...))`` in an
@@ -19,6 +19,17 @@ tool timeout as ``Agent(tool_timeout=...)`` (a slow call becomes a retry prompt)
 ``RunContext.stream_tokens`` it runs ``agent.run_stream(...)`` and reads
 ``stream_text(delta=True)``: the first non-empty delta is the first token of the answer
 (``run_stream`` streams the response that ends the run).
+
+``pydantic-ai-prod`` is PydanticAI configured for production: its built-ins first — a tool's
+failure raised as ``ModelRetry`` (the documented way to let the model try again) with
+``Agent(retries=limits.max_retries)``, ``requires_approval`` on the gated tools (the run ends
+with ``DeferredToolRequests``; the approver's ``ToolDenied`` / ``True`` goes back as
+``DeferredToolResults`` and the run continues), ``tool_timeout``, ``UsageLimits``, the
+client's retries set to ``limits.max_retries`` — then short custom code where it has none
+(``prod_tool``, ``token_budget``): a loop guard and a circuit breaker in the tool function
+and the token budget as a ``ProcessHistory`` capability (a history processor: it runs
+before every request), both
+raising a ``peer_guards.GuardError`` that ends the run.
 """
 
 from __future__ import annotations
@@ -27,7 +38,15 @@ import json
 import time
 from typing import Any
 
-from pydantic_ai import Agent, Tool
+from pydantic_ai import (
+    Agent,
+    DeferredToolRequests,
+    DeferredToolResults,
+    ModelRetry,
+    Tool,
+    ToolDenied,
+)
+from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.exceptions import ModelAPIError, UsageLimitExceeded
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -36,6 +55,7 @@ from pydantic_ai.usage import UsageLimits
 
 from bench.engines.common import Outcome
 from bench.engines.kit.tools import ScenarioTool, build_tools
+from bench.engines.peer_guards import ToolGuards, rejection
 from bench.engines.peers import (
     API_KEY,
     PeerEngine,
@@ -124,3 +144,75 @@ class PydanticAIRetriesEngine(PydanticAIEngine):
     name = "pydantic-ai-retries"
     description = "the same PydanticAI engine with retries normalised (limits.max_retries)"
     retries_normalised = True
+
+
+def prod_tool(tool: ScenarioTool, guards: ToolGuards) -> Tool:
+    """The scenario tool for production: the loop guard and the breaker (custom) around it,
+    its failure raised as ``ModelRetry`` and its approval deferred (built-in)."""
+
+    async def call(**args: Any) -> str:
+        guards.check_repeat(tool.name, args)
+        if guards.breaker.is_open(tool.name):
+            return guards.breaker.refusal(tool.name)
+        try:
+            result = await tool.acall(**args)
+        except Exception as exc:
+            guards.breaker.record(tool.name, ok=False)
+            raise ModelRetry(f"{tool.name} failed ({type(exc).__name__}: {exc})") from exc
+        guards.breaker.record(tool.name, ok=True)
+        return result
+
+    schema_tool = Tool.from_schema(call, tool.name, tool.description, tool.parameters)
+    schema_tool.requires_approval = tool.definition.require_confirmation
+    return schema_tool
+
+
+def token_budget(guards: ToolGuards, instructions: str, schemas: list[Any]) -> Any:
+    """A history processor that checks the request about to be sent against the budget."""
+
+    def check(messages: list[Any]) -> list[Any]:
+        parts = [
+            getattr(p, "content", None) or getattr(p, "args", None)
+            for m in messages
+            for p in m.parts
+        ]
+        guards.check_budget([instructions, parts, schemas])
+        return messages
+
+    return check
+
+
+class PydanticAIProdEngine(PydanticAIEngine):
+    name = "pydantic-ai-prod"
+    description = "PydanticAI configured for production: its built-ins, then short custom code"
+    retries_normalised = True  # the client retries limits.max_retries times (built-in)
+
+    def build(self, ctx: Any) -> Agent:
+        scenario, limits = ctx.scenario, ctx.scenario.limits
+        guards = self.guards
+        schemas = [t.openai_schema() for t in build_tools(scenario)]
+        return Agent(
+            OpenAIChatModel(model_name(ctx), provider=self.provider(ctx)),
+            instructions=scenario.system_prompt,
+            tools=[prod_tool(t, guards) for t in build_tools(scenario)],
+            output_type=[str, DeferredToolRequests],
+            retries=limits.max_retries,
+            model_settings={"timeout": limits.llm_timeout_s},
+            tool_timeout=limits.tool_timeout_s,
+            capabilities=[ProcessHistory(token_budget(guards, scenario.system_prompt, schemas))],
+        )
+
+    async def invoke(self, p: PeerPrepared) -> Outcome:
+        result = await p.agent.run(p.user, **self._options(p))
+        while isinstance(result.output, DeferredToolRequests):  # the approver decides
+            approvals = {
+                call.tool_call_id: p.guards.approvals.get(call.tool_name, False)
+                or ToolDenied(rejection(call.tool_name))
+                for call in result.output.approvals
+            }
+            result = await p.agent.run(
+                message_history=result.all_messages(),
+                deferred_tool_results=DeferredToolResults(approvals=approvals),
+                usage_limits=UsageLimits(request_limit=p.scenario.limits.max_steps),
+            )
+        return answered(result.output)

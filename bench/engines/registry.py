@@ -365,6 +365,38 @@ def _peer(
     return default, retries
 
 
+def _peer_variant(
+    name: str,
+    cls: str,
+    family: str,
+    label: str,
+    description: str,
+    stack: tuple[str, ...],
+    style: EngineStyle,
+    *,
+    configuration: Configuration = "default",
+    streams: bool = False,
+    config_code: tuple[tuple[str, str], ...] = (),
+) -> EngineSpec:
+    """Another configuration of a peer framework (``-nostream``, ``-prod``), timed like its
+    default: the same adapter module and environment."""
+    return EngineSpec(
+        name,
+        f"bench.engines.{family.replace('-', '_')}_engine:{cls}Engine",
+        family,
+        label,
+        "framework",
+        configuration,
+        streams,
+        description,
+        stack,
+        _NOT_CAPTURED,
+        style,
+        environment=family,
+        config_code=config_code,
+    )
+
+
 PEER_SPECS: tuple[EngineSpec, ...] = (
     *_peer(
         "openai-agents",
@@ -376,6 +408,22 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#F0E442", "<", "\\\\.", (0, (1, 1))),
         variant_style=EngineStyle("#F7F0A0", ">", "||", (0, (1, 2))),
     ),
+    _peer_variant(
+        "openai-agents-prod",
+        "OpenAIAgentsProd",
+        "openai-agents",
+        "OpenAI Agents SDK",
+        "the Agents SDK configured for production: tool_not_found_behavior, needs_approval, "
+        "timeouts, retries, then a guardrail loop guard, a budget filter and a breaker",
+        ("agents",),
+        EngineStyle("#C9B800", "$A$", "\\\\|", (0, (1, 3))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/openai_agents_engine.py::OpenAIAgentsProdEngine"),
+            ("custom", "bench/engines/openai_agents_engine.py::prod_tools"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
     *_peer(
         "pydantic-ai",
         "PydanticAI",
@@ -385,6 +433,23 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         ("pydantic_ai", "pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
         EngineStyle("#AA4499", "8", "--.", (0, (4, 1, 1, 1))),
         variant_style=EngineStyle("#C77CA0", "p", "-|", (0, (4, 2, 1, 2))),
+    ),
+    _peer_variant(
+        "pydantic-ai-prod",
+        "PydanticAIProd",
+        "pydantic-ai",
+        "PydanticAI",
+        "PydanticAI configured for production: ModelRetry with Agent(retries=...), deferred "
+        "approval, limits, retries, then a loop guard, a breaker and a budget processor",
+        ("pydantic_ai", "pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
+        EngineStyle("#7A2E6E", "$P$", "-/", (0, (4, 1, 2, 1))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/pydantic_ai_engine.py::PydanticAIProdEngine"),
+            ("custom", "bench/engines/pydantic_ai_engine.py::prod_tool"),
+            ("custom", "bench/engines/pydantic_ai_engine.py::token_budget"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
     ),
     *_peer(
         "llamaindex",
@@ -397,6 +462,33 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         streams=True,
         variant_style=EngineStyle("#9FD8CE", "8", "O.", (0, (6, 3, 1, 3))),
     ),
+    _peer_variant(
+        "llamaindex-prod",
+        "LlamaIndexProd",
+        "llamaindex",
+        "LlamaIndex",
+        "LlamaIndex configured for production: HITL events, max_iterations, retries, then a "
+        "guarded take_step (budget, loop guard) and a tool wrapper (timeout, breaker, schema)",
+        ("llama_index.core.agent.workflow", "llama_index.llms.openai_like"),
+        EngineStyle("#1E5C54", "$I$", "Oo", (0, (6, 1, 1, 1))),
+        configuration="production",
+        streams=True,
+        config_code=(
+            ("built-in", "bench/engines/llamaindex_engine.py::LlamaIndexProdEngine"),
+            ("custom", "bench/engines/llamaindex_engine.py::GuardedFunctionAgent"),
+            ("custom", "bench/engines/llamaindex_engine.py::prod_tool"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
+    _peer_variant(
+        "llamaindex-nostream",
+        "LlamaIndexNoStream",
+        "llamaindex",
+        "LlamaIndex",
+        "the same FunctionAgent with streaming=False (one documented flag)",
+        ("llama_index.core.agent.workflow", "llama_index.llms.openai_like"),
+        EngineStyle("#2F7F73", "$L$", "O/", (0, (6, 1))),
+    ),
     *_peer(
         "agno",
         "Agno",
@@ -406,6 +498,23 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         ("agno.agent", "agno.models.openai.like"),
         EngineStyle("#332288", "1", "*", (0, (2, 2))),
         variant_style=EngineStyle("#8877CC", "2", "**", (0, (2, 4))),
+    ),
+    _peer_variant(
+        "agno-prod",
+        "AgnoProd",
+        "agno",
+        "Agno",
+        "Agno configured for production: requires_confirmation, retries, then one tool hook "
+        "(timeout, breaker, loop guard, step limit)",
+        ("agno.agent", "agno.models.openai.like"),
+        EngineStyle("#1A1150", "$G$", "*/", (0, (2, 1))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/agno_engine.py::AgnoProdEngine"),
+            ("custom", "bench/engines/agno_engine.py::guard_hook"),
+            ("custom", "bench/engines/agno_engine.py::StepLimitReached"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
     ),
     *_peer(
         "strands",
@@ -417,6 +526,60 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#DDCC77", "_", "..|", (0, (3, 3))),
         streams=True,
         variant_style=EngineStyle("#EEE3B0", "|", "..-", (0, (3, 5))),
+    ),
+    _peer_variant(
+        "strands-prod",
+        "StrandsProd",
+        "strands",
+        "Strands Agents",
+        "Strands configured for production: turn limit, retries, interrupts, then hooks "
+        "(budget, loop guard) and a tool wrapper (timeout, breaker, schema)",
+        ("strands", "strands.models.openai"),
+        EngineStyle("#8C7A2B", "$T$", "../", (0, (3, 1, 1, 1))),
+        configuration="production",
+        streams=True,
+        config_code=(
+            ("built-in", "bench/engines/strands_engine.py::StrandsProdEngine"),
+            ("custom", "bench/engines/strands_engine.py::prod_hooks"),
+            ("custom", "bench/engines/strands_engine.py::agent_tool"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
+    _peer_variant(
+        "strands-nostream",
+        "StrandsNoStream",
+        "strands",
+        "Strands Agents",
+        "the same Strands agent with OpenAIModel(stream=False) (one documented option)",
+        ("strands", "strands.models.openai"),
+        EngineStyle("#B8A550", "$S$", "..\\\\", (0, (3, 1))),
+    ),
+    *_peer(
+        "autogen",
+        "AutoGen",
+        "autogen",
+        "AutoGen AgentChat",
+        "AutoGen AgentChat: AssistantAgent on OpenAIChatCompletionClient(base_url=...)",
+        ("autogen_agentchat.agents", "autogen_ext.models.openai"),
+        EngineStyle("#5D3A9B", "$W$", "xo", (0, (5, 1, 1, 1))),
+        variant_style=EngineStyle("#A48BD0", "$w$", "x*", (0, (5, 3, 1, 3))),
+    ),
+    _peer_variant(
+        "autogen-prod",
+        "AutoGenProd",
+        "autogen",
+        "AutoGen AgentChat",
+        "AutoGen configured for production: max_tool_iterations, retries, then a guarded "
+        "model context (budget, loop guard) and guarded tools",
+        ("autogen_agentchat.agents", "autogen_ext.models.openai"),
+        EngineStyle("#3B2266", "$V$", "x/", (0, (5, 1, 2, 1))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/autogen_engine.py::AutoGenProdEngine"),
+            ("custom", "bench/engines/autogen_engine.py::GuardedContext"),
+            ("custom", "bench/engines/autogen_engine.py::GuardedTool"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
     ),
 )
 
@@ -486,8 +649,9 @@ ENGINE_NAMES: tuple[str, ...] = tuple(REGISTRY)  # the report's order
 REPRESENTATIVE: dict[str, str] = {
     "langchain": "lc-create-agent",
     "scheduler": "scheduler",
-    # each peer family: its engine with the framework's defaults (not the -retries variant)
-    **{s.family: s.name for s in PEER_SPECS if not s.outcome_only},
+    # each peer family: its first engine, the framework's defaults (not -retries, -nostream
+    # or -prod)
+    **{s.family: s.name for s in reversed(PEER_SPECS) if s.configuration == "default"},
 }
 
 

@@ -27,6 +27,12 @@ PEERS = tuple(
     if s.environment != MAIN and s.family != "langchain" and not s.outcome_only
 )
 QUICK = ("customer_returns", "single_tool", "sequential_chain", "parallel_tool_calls")
+# every engine of every peer framework, its variants too
+ALL_PEER_ENGINES = tuple(s.name for s in SPECS if s.environment != MAIN and s.family != "langchain")
+# a connection dropped mid-answer, a stream that stalls past the read timeout: the openai SDK
+# does not wrap what breaks after the headers, so the httpx error escapes (Strands wraps it
+# in EventLoopException, LlamaIndex raises it as is)
+TRANSPORT_FAULTS = ("llm_stream_dropped", "llm_stream_stall")
 
 PROBE = """
 import importlib.util, json, sys
@@ -39,6 +45,19 @@ for name in sys.argv[1:]:
     out[name] = [engine.name, bool(engine.streams), stack]
 print(json.dumps(out))
 """
+
+
+def quick_run(tmp_path: Path, engines: tuple[str, ...], scenarios: tuple[str, ...]) -> list[dict]:
+    """``schedbench run`` of ``engines`` × ``scenarios``, one run each: its timed rows."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "bench.cli", "run", "--engines", ",".join(engines)]
+    command += ["--scenarios", ",".join(scenarios), "--repeat", "1", "--warmup", "0"]
+    command += ["--rounds", "1", "--no-throughput", "--no-ttft", "--no-footprint", "--no-load"]
+    command += ["--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=850)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    return [r for r in rows if r["phase"] == "timed"]
 
 
 def test_the_peers_are_the_four_frameworks_at_least():
@@ -67,24 +86,30 @@ def test_every_non_main_adapter_builds_in_its_environment():
 
 @pytest.mark.timeout(900)
 def test_a_quick_run_on_every_peer_meets_each_scenarios_expectations(tmp_path):
-    out = tmp_path / "run"
-    command = [sys.executable, "-m", "bench.cli", "run", "--engines", ",".join(PEERS)]
-    command += ["--scenarios", ",".join(QUICK), "--repeat", "1", "--warmup", "0"]
-    command += ["--rounds", "1", "--no-throughput", "--no-ttft", "--no-footprint", "--no-load"]
-    command += ["--out", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=850)
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    rows = quick_run(tmp_path, PEERS, QUICK)
     outcomes = {
-        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["expect_ok"])
-        for r in rows
-        if r["phase"] == "timed"
+        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["expect_ok"]) for r in rows
     }
     assert outcomes == {
         (engine, scenario): ("completed", "stop", True) for engine in PEERS for scenario in QUICK
     }
-    meta = json.loads((out / "meta.json").read_text())
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     for engine in PEERS:
         env = meta["environments"][REGISTRY[engine].environment]
         assert env["status"] == "ok"
         assert env["packages"]["schedbench"] == "0.1.0"  # the harness, installed editable
+
+
+@pytest.mark.timeout(900)
+def test_a_transport_error_mid_stream_is_an_llm_error_on_every_peer(tmp_path):
+    """The httpx error that ends a run is scored as ``raw`` scores it: ``failed`` /
+    ``llm_error`` — never ``error`` (a framework that retried the call completes; one whose
+    retries outlast the run deadline is ``aborted`` / ``timeout``)."""
+    rows = quick_run(tmp_path, ALL_PEER_ENGINES, TRANSPORT_FAULTS)
+    endings = {
+        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["error"]) for r in rows
+    }
+    assert set(endings) == {(e, s) for e in ALL_PEER_ENGINES for s in TRANSPORT_FAULTS}
+    allowed = {("completed", "stop"), ("failed", "llm_error"), ("aborted", "timeout")}
+    wrong = {key: ending for key, ending in endings.items() if ending[:2] not in allowed}
+    assert wrong == {}
