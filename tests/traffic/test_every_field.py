@@ -287,6 +287,7 @@ def test_what_a_line_holds_and_a_scenario_does_not_is_reported(
         "the answer arrives whole)",
         f"{log}:1: response.choices[1:] left out: only the first choice is an agent's answer",
         f"{log}:1: response.choices[0].message.reasoning_content not replayed",
+        "exchange 1: messages[0].content: 1 image_url part left out: a scenario holds text only",
     ]
     assert load_scenario(tmp_path / "gateway.yaml").script[0].timing == TurnTiming(
         stream=False, total_ms=120.0
