@@ -46,7 +46,14 @@ from pydantic import ValidationError
 
 from bench.traffic.exchange import Exchange, ToolRun
 from bench.traffic.shape import problem, without_surrogates
-from bench.traffic.toolruns import Execution, RunMatcher, TextTooLong, check_fits, derive
+from bench.traffic.toolruns import (
+    Derived,
+    Execution,
+    RunMatcher,
+    TextTooLong,
+    check_fits,
+    derive,
+)
 from bench.traffic.write import scenario_yaml
 from scenarios.loader import ScenarioError
 from scenarios.schema import (
@@ -60,6 +67,7 @@ from scenarios.schema import (
     ScriptToolCall,
     ToolDef,
     Turn,
+    TurnTiming,
 )
 
 TAG = "recorded"
@@ -443,7 +451,7 @@ def _scenario(name: str, steps: list[_Step], runs: RunMatcher, notes: list[str])
     )
 
 
-def _timing(step: _Step, notes: list[str]) -> Any:
+def _timing(step: _Step, notes: list[str]) -> TurnTiming | None:
     """The exchange's timing with the token counts the upstream reported (those within a
     scenario's bounds; the others noted)."""
     timing = step.exchange.timing
@@ -465,7 +473,7 @@ def _timing(step: _Step, notes: list[str]) -> Any:
     return timing.model_copy(update=counts)
 
 
-def _retries(script: list[Turn], derived: dict[str, Any]) -> list[Turn]:
+def _retries(script: list[Turn], derived: dict[str, Derived]) -> list[Turn]:
     """Mark a turn that repeats a call which failed in the turn before as ``retry``: an
     engine that retried the tool itself got its result, and the model moves on."""
     failed = {t for d in derived.values() for t in d.failed_turns}
@@ -516,7 +524,7 @@ def _limits(steps: list[_Step], script: list[Turn], tools: list[ToolDef]) -> Lim
 
 
 def _expect(
-    script: list[Turn], unanswered: bool, refused: list[str], derived: dict[str, Any]
+    script: list[Turn], unanswered: bool, refused: list[str], derived: dict[str, Derived]
 ) -> Expect:
     last = script[-1]
     if last.tool_calls:
@@ -555,7 +563,7 @@ def _expect(
         llm_calls=len(script),
         tool_calls=len(names),
         tools=names,
-        final_contains=_excerpt(last.content),
+        final_contains=_excerpt(last.content or ""),
         engines=engines,
     )
 
