@@ -31,7 +31,7 @@ test: install lint
 # engine (a separate probe), run the customisation catalogue and the false-simplicity programs
 # (~8 s), score the debug modes, write the decision report.
 # An incomplete run (a crashed worker) still gets its report; make then exits non-zero.
-bench: install
+bench: install envs
 	@if [ "$(OUT)" = "reports/reference" ] && [ -n "$$(git status --porcelain --untracked-files=no)" ]; then \
 	  echo "make bench: refusing to write reports/reference from a dirty tree (commit first)"; exit 2; fi
 	$(BIN)/schedbench scenarios validate
@@ -45,7 +45,7 @@ bench: install
 	  echo "report: $(OUT)/report.html and $(OUT)/report.md" && exit $$rc
 
 # A one-minute smoke run of the whole matrix, with its report.
-bench-quick: install
+bench-quick: install envs
 	rm -rf $(OUT)-quick
 	$(BIN)/schedbench run --quick --out $(OUT)-quick; rc=$$?; \
 	  $(BIN)/schedbench probe --quick --out $(OUT)-quick || rc=1; \

@@ -64,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", help="results directory (default: reports/<timestamp>)")
     parser.add_argument(
+        "--build-envs",
+        action="store_true",
+        help="build the engine environments the run needs when they are missing or their pins "
+        "changed (downloads packages); without it the run refuses and names `make envs`",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="continue the run in --out: only runs without a row (or with a crashed one)",
@@ -356,6 +362,8 @@ def run(args: argparse.Namespace) -> int:
                 "or choose another directory"
             )
     handler_options.require_allowed(scenarios_used(config, scenarios), handlers)
+    if not args.build_envs:
+        _require_built_environments(config.engines)
     writable_dir(out, "--out")
     try:
         store.create()
@@ -364,6 +372,28 @@ def run(args: argparse.Namespace) -> int:
     return _execute(
         config, scenarios, store, resume=args.resume, run_id=out.name, handlers=handlers
     )
+
+
+def _require_built_environments(engines: tuple[str, ...]) -> None:
+    """Refuse a run whose engines need an environment not built for its current pins:
+    building downloads packages, and a run never touches the network unasked."""
+    from bench.envs import MAIN, EnvironmentUnavailable, is_built
+    from bench.errors import UsageError
+    from bench.runner.process import environment_of
+
+    missing = []
+    for name in sorted({environment_of(engine) for engine in engines} - {MAIN}):
+        try:
+            if not is_built(name):
+                missing.append(name)
+        except EnvironmentUnavailable:
+            continue  # undeclared: the run records the reason for its engines
+    if missing:
+        raise UsageError(
+            f"the engine environments {', '.join(missing)} are not built for their current "
+            "pins: build them first with `make envs` (python -m bench.envs build), or pass "
+            "--build-envs to let the run build them (it downloads packages)"
+        )
 
 
 def _execute(

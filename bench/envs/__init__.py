@@ -7,7 +7,8 @@ such family declares its own environment here, in one place: a folder
 
 - ``requirements.txt`` — the framework's own packages, pinned (written by hand);
 - ``constraints.txt`` — the whole environment locked (the framework, the harness's core
-  dependencies and everything they pull), written by ``python -m bench.envs lock NAME``.
+  dependencies and everything they pull), each file's hashes included, written by
+  ``python -m bench.envs lock NAME``; a build checks every download against them.
 
 ``ensure(name)`` builds the environment once (``uv`` when it is installed — it is a pinned
 dependency of the project — else ``venv`` + pip) into ``.envs/<name>`` at the project root
@@ -20,11 +21,15 @@ it. The registry's ``EngineSpec.environment`` names the environment an engine ru
 
 A build that fails raises ``EnvironmentUnavailable`` with the tail of the installer's output;
 the runner then records that family's runs as skipped, with that reason, and goes on.
+Building downloads packages: ``schedbench run`` never does it unasked (``ensure(name,
+build=False)`` raises ``EnvironmentNotBuilt``); ``make envs`` builds them all, ``run
+--build-envs`` lets a run build what it needs.
 """
 
 from bench.envs.build import (
     MAIN,
     Environment,
+    EnvironmentNotBuilt,
     EnvironmentSpec,
     EnvironmentUnavailable,
     ensure,
@@ -32,11 +37,13 @@ from bench.envs.build import (
     environments,
     envs_root,
     installed_packages,
+    is_built,
 )
 
 __all__ = [
     "MAIN",
     "Environment",
+    "EnvironmentNotBuilt",
     "EnvironmentSpec",
     "EnvironmentUnavailable",
     "ensure",
@@ -44,4 +51,5 @@ __all__ = [
     "environments",
     "envs_root",
     "installed_packages",
+    "is_built",
 ]

@@ -22,7 +22,7 @@ from bench import PROJECT_ROOT
 from bench.errors import EnvironmentUnavailable
 
 MAIN = "main"
-RECIPE = 2  # bump when the way an environment is built changes: every one is rebuilt
+RECIPE = 3  # bump when the way an environment is built changes: every one is rebuilt
 ENV_VAR = "SCHEDBENCH_ENVS_DIR"
 SPEC_DIR = Path(__file__).resolve().parent
 
@@ -34,6 +34,18 @@ _PACKAGES = (
     "import importlib.metadata as m, json; "
     "print(json.dumps(sorted({d.metadata['Name']: d.version for d in m.distributions()}.items())))"
 )
+
+
+class EnvironmentNotBuilt(EnvironmentUnavailable):
+    """An environment that is not built for its current pins, and building was not allowed
+    (``schedbench run`` without ``--build-envs``: a run never touches the network)."""
+
+    def __init__(self, name: str):
+        super().__init__(name, f"it is not built for its current pins ({BUILD_HINT})")
+        self.args = (f"environment {name!r} is not built for its current pins ({BUILD_HINT})",)
+
+
+BUILD_HINT = "build it with `make envs`, or let the command build it with --build-envs"
 
 
 @dataclass(frozen=True)
@@ -182,21 +194,30 @@ def _uv_env() -> dict[str, str]:
 
 
 def _install_commands(spec: EnvironmentSpec, target: Path) -> tuple[str, list[list[str]]]:
-    """The tool's name and the commands that create ``target`` and install into it."""
+    """The tool's name and the commands that create ``target`` and install into it: the
+    framework and the project's core dependencies from the lock, every file checked against
+    its hash (``--require-hashes``), then the project itself (a local folder has no hash)
+    without dependencies."""
     python = str(_python_in(target))
-    packages = ["-r", str(spec.requirements), "-c", str(spec.constraints)]
-    packages += ["-e", str(PROJECT_ROOT)]
+    locked = ["--require-hashes", "-r", str(spec.requirements)]
+    locked += ["-r", str(PROJECT_ROOT / "pyproject.toml"), "-c", str(spec.constraints)]
+    project = ["--no-deps", "-e", str(PROJECT_ROOT)]
     uv = find_uv()
     if uv is not None:
         version = subprocess.run([uv, "--version"], capture_output=True, text=True).stdout
+        install = [uv, "pip", "install", "--quiet", "--python", python]
         return version.strip() or "uv", [
             [uv, "venv", "--quiet", "--python", base_python(), str(target)],
             # compiled on install, as pip does: a first import must not pay for it
-            [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, *packages],
+            [*install, "--compile-bytecode", *locked],
+            [*install, *project],
         ]
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     return "venv + pip", [
         [base_python(), "-m", "venv", str(target)],
-        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *packages],
+        # the lock holds the requirements and the core dependencies, each with its hashes
+        [*pip, "--require-hashes", "-r", str(spec.constraints)],
+        [*pip, *project],
     ]
 
 
@@ -205,11 +226,25 @@ def _tail(text: str) -> str:
     return "\n".join(lines[-_TAIL_LINES:])
 
 
-def ensure(name: str) -> Environment:
+def is_built(name: str) -> bool:
+    """Whether ``name`` is built for its current pins (``ensure`` would reuse it)."""
+    if name == MAIN:
+        return True
+    spec = environment_spec(name)
+    target = envs_root() / name
+    return (
+        spec.constraints.exists()
+        and _read_stamp(target).get("fingerprint") == spec.fingerprint()
+        and _python_in(target).exists()
+    )
+
+
+def ensure(name: str, *, build: bool = True) -> Environment:
     """The environment ``name``, built on first use and reused while its fingerprint holds.
 
     Raises ``EnvironmentUnavailable`` (with the installer's last lines) when it cannot be
-    built; its log is kept in ``<envs root>/<name>.build.log``."""
+    built; its log is kept in ``<envs root>/<name>.build.log``. With ``build=False`` an
+    environment that would need building raises ``EnvironmentNotBuilt`` instead."""
     if name == MAIN:
         return Environment(MAIN, sys.executable, tool="the harness's interpreter")
     spec = environment_spec(name)
@@ -226,6 +261,8 @@ def ensure(name: str) -> Environment:
             return Environment(
                 name, str(_python_in(target)), fingerprint, True, 0.0, stamp.get("tool", "")
             )
+        if not build:
+            raise EnvironmentNotBuilt(name)
         return _build(spec, target, fingerprint)
 
 
@@ -267,7 +304,8 @@ def _build(spec: EnvironmentSpec, target: Path, fingerprint: str) -> Environment
 def lock(name: str) -> Path:
     """(Re)write ``bench/envs/<name>/constraints.txt``: the requirements plus the project's
     core dependencies, resolved by ``uv pip compile`` for this Python, preferring the versions
-    already locked there (or, the first time, the main environment's constraints.txt)."""
+    already locked there (or, the first time, the main environment's constraints.txt), each
+    with the hashes of its files (installs check them: ``--require-hashes``)."""
     spec = environment_spec(name)
     uv = find_uv()
     if uv is None:
@@ -280,6 +318,7 @@ def lock(name: str) -> Path:
         "compile",
         "--quiet",
         "--no-header",
+        "--generate-hashes",
         "--python-version",
         ".".join(platform.python_version_tuple()[:2]),
         "pyproject.toml",

@@ -47,7 +47,14 @@ from pydantic import ValidationError
 from bench.errors import BuildError
 from bench.traffic.exchange import Exchange, ToolRun
 from bench.traffic.shape import problem, without_surrogates
-from bench.traffic.toolruns import Execution, RunMatcher, TextTooLong, check_fits, derive
+from bench.traffic.toolruns import (
+    Derived,
+    Execution,
+    RunMatcher,
+    TextTooLong,
+    check_fits,
+    derive,
+)
 from bench.traffic.write import scenario_yaml
 from scenarios.loader import ScenarioError
 from scenarios.schema import (
@@ -61,6 +68,7 @@ from scenarios.schema import (
     ScriptToolCall,
     ToolDef,
     Turn,
+    TurnTiming,
 )
 
 TAG = "recorded"
@@ -105,6 +113,23 @@ def text_of(content: Any) -> str | None:
             and isinstance(part.get("text"), str)
         )
     return str(content)
+
+
+def _noted_text(content: Any, where: str, notes: list[str]) -> str:
+    """``text_of`` a message that becomes scenario text; parts that are not text (an image,
+    audio) are noted as left out."""
+    if isinstance(content, list):
+        kinds = Counter(
+            str(part.get("type"))
+            for part in content
+            if isinstance(part, dict) and part.get("type", "text") != "text"
+        )
+        for kind_name, count in sorted(kinds.items()):
+            notes.append(
+                f"{where}: {count} {kind_name} part{'s' * (count > 1)} left out: a scenario "
+                "holds text only"
+            )
+    return text_of(content) or ""
 
 
 def _last_user(messages: list[dict[str, Any]]) -> int:
@@ -295,7 +320,9 @@ def _call(raw: dict[str, Any], tools: dict[str, ToolDef], where: str) -> ScriptT
 _Result = tuple[int, str]  # a tool message: its index in the request, its text
 
 
-def _tool_results(step: _Step, following: _Step) -> tuple[dict[str, _Result], list[_Result]]:
+def _tool_results(
+    step: _Step, following: _Step, notes: list[str]
+) -> tuple[dict[str, _Result], list[_Result]]:
     """The tool messages answering ``step``'s calls: by call id, and in order."""
     by_id: dict[str, _Result] = {}
     in_order: list[_Result] = []
@@ -303,14 +330,15 @@ def _tool_results(step: _Step, following: _Step) -> tuple[dict[str, _Result], li
     for index, message in enumerate(following.messages[start:], start=start):
         if message.get("role") != "tool":
             break
-        result = (index, text_of(message.get("content")) or "")
+        where = f"exchange {following.number}: messages[{index}].content"
+        result = (index, _noted_text(message.get("content"), where, notes))
         in_order.append(result)
         if isinstance(message.get("tool_call_id"), str):
             by_id[message["tool_call_id"]] = result
     return by_id, in_order
 
 
-def _prefix(steps: list[_Step]) -> tuple[str, list[Message], str]:
+def _prefix(steps: list[_Step], notes: list[str]) -> tuple[str, list[Message], str]:
     first = steps[0]
     messages = first.messages
     last_user = _last_user(messages)
@@ -322,10 +350,11 @@ def _prefix(steps: list[_Step]) -> tuple[str, list[Message], str]:
         if role in _SYSTEM_ROLES:
             if history:
                 raise BuildError(f"{where}: a system message after the conversation started")
-            system.append(text_of(message.get("content")) or "")
+            system.append(_noted_text(message.get("content"), f"{where}.content", notes))
             check_fits(system[-1], f"{where} (the system prompt)")
         elif role in ("user", "assistant") and not message.get("tool_calls"):
-            history.append(Message(role=role, content=text_of(message.get("content")) or ""))
+            text = _noted_text(message.get("content"), f"{where}.content", notes)
+            history.append(Message(role=role, content=text))
             check_fits(history[-1].content, f"{where} (history)")
         else:
             raise BuildError(
@@ -334,7 +363,11 @@ def _prefix(steps: list[_Step]) -> tuple[str, list[Message], str]:
             )
     if len(system) > 1:
         raise BuildError(f"exchange {first.number}: more than one system message")
-    user = text_of(messages[last_user].get("content")) or ""
+    user = _noted_text(
+        messages[last_user].get("content"),
+        f"exchange {first.number}: messages[{last_user}].content",
+        notes,
+    )
     check_fits(user, f"exchange {first.number}: messages[{last_user}] (the user's input)")
     if not user.strip():
         raise BuildError(f"exchange {first.number}: the user's message is empty")
@@ -342,7 +375,7 @@ def _prefix(steps: list[_Step]) -> tuple[str, list[Message], str]:
 
 
 def _scenario(name: str, steps: list[_Step], runs: RunMatcher, notes: list[str]) -> Scenario:
-    system_prompt, history, user = _prefix(steps)
+    system_prompt, history, user = _prefix(steps, notes)
     tool_defs = _tools(steps)
     tools = {tool.name: tool for tool in tool_defs}
     executions: dict[str, list[Execution]] = {tool_name: [] for tool_name in tools}
@@ -355,7 +388,7 @@ def _scenario(name: str, steps: list[_Step], runs: RunMatcher, notes: list[str])
             for i, raw in enumerate(step.message.get("tool_calls") or ())
         ]
         following = steps[position + 1] if position + 1 < len(steps) else None
-        by_id, in_order = _tool_results(step, following) if following else ({}, [])
+        by_id, in_order = _tool_results(step, following, notes) if following else ({}, [])
         for index, call in enumerate(calls):
             result = by_id.get(call.id) if call.id else None
             if result is None and index < len(in_order) and not by_id:
@@ -415,7 +448,7 @@ def _scenario(name: str, steps: list[_Step], runs: RunMatcher, notes: list[str])
     )
 
 
-def _timing(step: _Step, notes: list[str]) -> Any:
+def _timing(step: _Step, notes: list[str]) -> TurnTiming | None:
     """The exchange's timing with the token counts the upstream reported (those within a
     scenario's bounds; the others noted)."""
     timing = step.exchange.timing
@@ -437,7 +470,7 @@ def _timing(step: _Step, notes: list[str]) -> Any:
     return timing.model_copy(update=counts)
 
 
-def _retries(script: list[Turn], derived: dict[str, Any]) -> list[Turn]:
+def _retries(script: list[Turn], derived: dict[str, Derived]) -> list[Turn]:
     """Mark a turn that repeats a call which failed in the turn before as ``retry``: an
     engine that retried the tool itself got its result, and the model moves on."""
     failed = {t for d in derived.values() for t in d.failed_turns}
@@ -488,7 +521,7 @@ def _limits(steps: list[_Step], script: list[Turn], tools: list[ToolDef]) -> Lim
 
 
 def _expect(
-    script: list[Turn], unanswered: bool, refused: list[str], derived: dict[str, Any]
+    script: list[Turn], unanswered: bool, refused: list[str], derived: dict[str, Derived]
 ) -> Expect:
     last = script[-1]
     if last.tool_calls:
@@ -527,7 +560,7 @@ def _expect(
         llm_calls=len(script),
         tool_calls=len(names),
         tools=names,
-        final_contains=_excerpt(last.content),
+        final_contains=_excerpt(last.content or ""),
         engines=engines,
     )
 

@@ -246,11 +246,13 @@ def create_app(
         recorder = state["recorder"] = _Recorder(session)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                own = client or await stack.enter_async_context(
-                    httpx.AsyncClient(timeout=UPSTREAM_TIMEOUT)
-                )
-                state["client"] = own
-                await _warm_up(own, upstream, session)
+                reach = client
+                if reach is None:
+                    reach = await stack.enter_async_context(
+                        httpx.AsyncClient(timeout=UPSTREAM_TIMEOUT)
+                    )
+                state["client"] = reach
+                await _warm_up(reach, upstream, session)
                 yield
         finally:
             recorder.close()

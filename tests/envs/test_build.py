@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from bench.envs.build import EnvironmentSpec, EnvironmentUnavailable, ensure, en
 from tests.runner.conftest import SCENARIO_DIR
 
 BROKEN = "not a valid requirement ==="
+REAL_SPEC_DIR = build.SPEC_DIR
 
 
 @pytest.fixture
@@ -42,9 +44,59 @@ def test_every_declared_environment_pins_its_framework_and_is_locked():
         assert pins, spec.name
         locked = spec.constraints.read_text(encoding="utf-8")
         for name, version in pins.items():
-            assert f"{name}=={version}\n" in locked, (spec.name, name)
+            assert f"\n{name}=={version} \\\n" in locked, (spec.name, name)
         for core in ("httpx", "httpx2", "tiktoken", "pydantic", "jsonschema"):
             assert f"\n{core}==" in locked, (spec.name, core)
+
+
+def test_every_locked_pin_carries_the_hashes_of_its_files():
+    for spec in environments().values():
+        lines = spec.constraints.read_text(encoding="utf-8").splitlines()
+        pins = [i for i, line in enumerate(lines) if re.match(r"^[A-Za-z0-9][^ ]*==", line)]
+        assert pins, spec.name
+        unhashed = [
+            lines[i] for i in pins if not lines[i + 1].lstrip().startswith("--hash=sha256:")
+        ]
+        assert unhashed == [], spec.name
+
+
+def test_locking_asks_for_hashes_and_building_checks_them(spec_dir, monkeypatch):
+    declare(spec_dir, "demo", "somepkg==1.0\n", "somepkg==1.0\n")
+    spec = EnvironmentSpec("demo", spec_dir / "demo")
+    _, commands = build._install_commands(spec, Path("/tmp/demo-env"))
+    locked, project = commands[1], commands[2]
+    assert "--require-hashes" in locked and ["-c", str(spec.constraints)] == locked[-2:]
+    assert project[-3:] == ["--no-deps", "-e", str(build.PROJECT_ROOT)]  # no hash: no deps
+    seen = []
+
+    def compile_(command, **_):
+        seen.append(command)
+        spec.constraints.write_text("somepkg==1.0 \\\n    --hash=sha256:00\n", encoding="utf-8")
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(build.subprocess, "run", compile_)
+    monkeypatch.setattr(build, "PROJECT_ROOT", spec_dir.parent)
+    build.lock("demo")
+    assert "--generate-hashes" in seen[0]
+
+
+def test_run_refuses_to_build_an_environment_unless_told(spec_dir, tmp_path, capsys, monkeypatch):
+    """A run never touches the network unasked: a missing environment names make envs."""
+    from bench.cli import main
+
+    out = tmp_path / "run"
+    args = ["run", "--engines", "raw,agno", "--scenario-dir", str(SCENARIO_DIR), "--out", str(out)]
+    monkeypatch.setattr(build, "SPEC_DIR", REAL_SPEC_DIR)  # real declarations, empty build root
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        "schedbench run: error: the engine environments agno are not built for their current "
+        "pins: build them first with `make envs` (python -m bench.envs build), or pass "
+        "--build-envs to let the run build them (it downloads packages)\n"
+    )
+    assert not out.exists()
+    assert not build.is_built("agno")
+    with pytest.raises(build.EnvironmentNotBuilt, match="make envs"):
+        ensure("agno", build=False)
 
 
 def test_the_fingerprint_moves_with_the_pins(spec_dir):

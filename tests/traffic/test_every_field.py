@@ -256,11 +256,9 @@ def test_a_log_with_every_field_imports_to_the_scenario_holding_each(
 def test_what_a_line_holds_and_a_scenario_does_not_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    request = {
-        "model": "m",
-        "messages": ASK[-1:],
-        "tools": [{"type": "function", "function": FIND}],
-    }
+    picture = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    user = {"role": "user", "content": [*ASK[-1]["content"], picture]}
+    request = {"model": "m", "messages": [user], "tools": [{"type": "function", "function": FIND}]}
     answer = {"role": "assistant", "content": "No.", "reasoning_content": "Because."}
     log = write(
         tmp_path / "gateway.jsonl",
@@ -287,6 +285,7 @@ def test_what_a_line_holds_and_a_scenario_does_not_is_reported(
         "the answer arrives whole)",
         f"{log}:1: response.choices[1:] left out: only the first choice is an agent's answer",
         f"{log}:1: response.choices[0].message.reasoning_content not replayed",
+        "exchange 1: messages[0].content: 1 image_url part left out: a scenario holds text only",
     ]
     assert load_scenario(tmp_path / "gateway.yaml").script[0].timing == TurnTiming(
         stream=False, total_ms=120.0

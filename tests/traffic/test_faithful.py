@@ -290,3 +290,40 @@ def test_tool_runs_are_checked_and_refused_from_a_browser(tmp_path: Path) -> Non
     assert proxy.session.tool_runs == [
         ToolRun(name="q", args={"x": 1}, outcome="returned", duration_ms=5.5)
     ]
+
+
+async def test_the_observer_keeps_a_tool_as_it_was_and_never_breaks_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import inspect
+
+    async def lookup(order_id: str, verbose: bool = False) -> str:
+        """Look up an order."""
+        if order_id == "bad":
+            raise ValueError("no such order")
+        return order_id.upper()
+
+    with recording_proxy("http://127.0.0.1:9/v1", tmp_path, "obs", redact=()) as proxy:
+        observer = ToolObserver(proxy.url)
+        wrapped = observer.wrap(lookup, name="lookup_order")
+        assert (wrapped.__name__, wrapped.__doc__) == ("lookup", "Look up an order.")
+        assert inspect.signature(wrapped) == inspect.signature(lookup)
+        assert inspect.iscoroutinefunction(wrapped)
+        assert await wrapped("a1") == "A1"
+        with pytest.raises(ValueError, match="no such order"):
+            await wrapped(order_id="bad", verbose=True)
+    runs = [(r.name, r.args, r.outcome, r.error) for r in proxy.session.tool_runs]
+    assert runs == [
+        ("lookup_order", {"order_id": "a1"}, "returned", None),
+        (
+            "lookup_order",
+            {"order_id": "bad", "verbose": True},
+            "raised",
+            "ValueError: no such order",
+        ),
+    ]
+    # no proxy listening: the tool works all the same, and one warning says why
+    gone = ToolObserver(proxy.url).wrap(lookup)
+    assert [await gone("x"), await gone("y")] == ["X", "Y"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "schedbench.observe"]
+    assert len(warnings) == 1 and warnings[0].startswith("cannot report tool runs to ")
