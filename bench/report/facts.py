@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from bench.engines.registry import REGISTRY, REPRESENTATIVE
+from bench.model.scenarios import reference_scenario
 from bench.report import analysis
 from bench.report.frames import RAW, RunData
 from bench.results import stats
@@ -58,7 +59,6 @@ from bench.results.stats import Estimate
 
 RESAMPLES = 1000
 MIN_ROUNDS_TO_GROUP = 3
-REFERENCE_SCENARIO = analysis.REFERENCE_SCENARIO
 
 
 def exact(value: float | None, resamples: int = RESAMPLES) -> Estimate:
@@ -243,7 +243,7 @@ def _step_facts(
 
 def _cpu_run_facts(data: RunData) -> dict[str, Estimate]:
     runs = analysis.perf_runs(data)
-    runs = runs[runs["scenario"] == REFERENCE_SCENARIO].dropna(subset=["cpu_ms"])
+    runs = runs[runs["scenario"] == reference_scenario()].dropna(subset=["cpu_ms"])
     return {
         str(engine): stats.bootstrap(
             g["cpu_ms"].tolist(),
