@@ -538,7 +538,7 @@ OUTCOME_FIELDS = frozenset(
 
 
 class Scenario(_Strict):
-    """One benchmark scenario (see DESIGN.md, Scenarios)."""
+    """One benchmark scenario (the format: docs/scenarios.md)."""
 
     name: str = Field(pattern=r"^[a-z0-9_]+$")
     description: str = Field(min_length=1)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from bench.errors import UsageError
 
@@ -24,3 +26,10 @@ def writable_dir(directory: Path, option: str, hint: str = "") -> None:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise UsageError(f"{option} {directory}: cannot write there ({reason}){hint}") from None
+
+
+def defaults_of(cls: type) -> dict[str, Any]:
+    """A dataclass's plain defaults by field name (what a ``--help`` text quotes)."""
+    return {
+        f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING
+    }

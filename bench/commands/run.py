@@ -8,12 +8,22 @@ from pathlib import Path
 from typing import Any
 
 from bench.commands import _handlers as handler_options
-from bench.commands._options import check_range, writable_dir
+from bench.commands._options import check_range, defaults_of, writable_dir
 from bench.errors import UsageError
+from bench.runner.plan import RunConfig
 
 HELP = "Measure engines on scenarios (isolated workers, interleaved rounds) into reports/<run-id>/."
 
 _LIST_HELP = "comma-separated names, or 'all' (default: all)"
+# the help says what the defaults are: read from them, never retyped
+_D = defaults_of(RunConfig)
+_Q = RunConfig.quick_defaults()
+
+
+def _list(values: tuple[float, ...]) -> str:
+    return ",".join(f"{v:g}" for v in values)
+
+
 # bounds of the load phase's numbers (bench.runner.phases.load.plan keeps the same)
 _MAX_RATE = 5000.0
 _MAX_PROCESSES = 64
@@ -37,18 +47,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--repeat",
         type=int,
         help="timed runs per engine × scenario (default: budgeted by each scenario's expected "
-        "run time, 5 to 60)",
+        f"run time, {_D['min_repeats']} to {_D['max_repeats']}; --quick: {_Q['min_repeats']} to "
+        f"{_Q['max_repeats']})",
     )
     parser.add_argument(
-        "--warmup", type=int, help="discarded runs before each batch (default 2; --quick: 1)"
+        "--warmup",
+        type=int,
+        help=f"discarded runs before each batch (default {_D['warmup']}; --quick: {_Q['warmup']})",
     )
     parser.add_argument(
         "--rounds",
         type=int,
-        help="rounds of interleaved batches, each in fresh worker processes (default 5; --quick: 1)",
+        help="rounds of interleaved batches, each in fresh worker processes "
+        f"(default {_D['rounds']}; --quick: {_Q['rounds']})",
     )
     parser.add_argument(
-        "--concurrency", help="throughput concurrency levels, comma-separated (default 1,10,50)"
+        "--concurrency",
+        help=f"throughput concurrency levels, comma-separated (default {_list(_D['concurrency'])})",
     )
     parser.add_argument(
         "--latency",
@@ -80,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-ttft",
         action="store_true",
-        help="skip the TTFT phase (each engine's token stream on streaming_long_answer)",
+        help=f"skip the TTFT phase (each engine's token stream on {_D['ttft_scenario']})",
     )
     handler_options.add_arguments(parser)
     load = parser.add_argument_group("the open-loop load phase (load.jsonl)")
@@ -94,7 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     load.add_argument(
         "--load-rates",
         help=f"offered rates in runs/s, comma-separated, each up to {_MAX_RATE:g} "
-        "(default 10,25,50,100,200,400; --quick: 20)",
+        f"(default {_list(_D['load_rates'])}; --quick: {_list(_Q['load_rates'])})",
     )
     load.add_argument(
         "--load-processes",
@@ -105,13 +120,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--load-window",
         type=float,
         help=f"seconds of measured arrivals per level, {_WINDOW[0]:g}..{_WINDOW[1]:g} "
-        "(default 1; --quick: 0.5)",
+        f"(default {_D['load_window_s']:g}; --quick: {_Q['load_window_s']:g})",
     )
     load.add_argument(
         "--load-budget",
         type=float,
         help=f"seconds the phase may take, {_BUDGET[0]:g}..{_BUDGET[1]:g}; engines left "
-        "after it are skipped (default 420; --quick: 90)",
+        f"after it are skipped (default {_D['load_budget_s']:g}; --quick: {_Q['load_budget_s']:g})",
     )
 
 
@@ -202,7 +217,6 @@ def _resolved(directory: str | None) -> str | None:
 def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) -> Any:
     """The RunConfig the command line asks for (defaults filled in)."""
     from bench.engines.plugins import builtin_engine_names, engine_targets
-    from bench.runner.plan import RunConfig
 
     known = tuple(engine_targets())
     engines = (
@@ -288,8 +302,6 @@ _RESUME_FIELDS = {
 
 
 def _stored_config(store: Any) -> Any:
-    from bench.runner.plan import RunConfig
-
     if not store.path("meta.json").exists():
         raise UsageError(f"--resume: {store.directory} holds no run to resume (no meta.json)")
     return RunConfig.from_dict(store.read_meta()["config"])

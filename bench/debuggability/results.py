@@ -22,6 +22,7 @@ from bench.debuggability.modes import MODES, modes_for
 from bench.debuggability.render import excerpt
 from bench.debuggability.score import Score, score_output
 from bench.debuggability.truth import KINDS
+from bench.model.scenarios import reference_scenario
 from bench.results import fmt
 from bench.results.files import DEBUG_CSV, META
 from bench.results.folder import read_meta
@@ -29,7 +30,6 @@ from scenarios import Scenario, load_scenarios
 
 CSV_NAME = DEBUG_CSV
 OUTPUTS_DIR = "debug"
-COST_SCENARIO = "customer_returns"
 EXHIBITS = ("customer_returns", "tool_flaky")
 COST_RUNS = 5
 OUTPUTS = ("all", "failures")  # which outputs are written: all, or exhibits + failure runs
@@ -156,11 +156,13 @@ async def ascore_all(
     scenarios: Sequence[Scenario],
     *,
     cost_runs: int = COST_RUNS,
-    cost_scenario: str = COST_SCENARIO,
+    cost_scenario: str | None = None,
 ) -> list[Row]:
-    """Capture and score every engine x mode x scenario; one mode cost per engine x mode."""
+    """Capture and score every engine x mode x scenario; one mode cost per engine x mode,
+    measured on ``cost_scenario`` (default: the reference scenario)."""
     by_name = {s.name: s for s in scenarios}
-    cost_target = by_name.get(cost_scenario, scenarios[0] if scenarios else None)
+    cost_target = by_name.get(cost_scenario or str(reference_scenario()))
+    cost_target = cost_target or (scenarios[0] if scenarios else None)
     rows: list[Row] = []
     for engine in engines:
         for mode in modes_for(engine):

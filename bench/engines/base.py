@@ -54,7 +54,7 @@ class ToolCallRecord:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What happened in one run of one scenario on one engine (DESIGN.md, Engines)."""
+    """What happened in one run of one scenario on one engine (docs/engines.md)."""
 
     engine: str
     scenario: str

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import PROJECT_ROOT
+from bench.engines.registry import SPECS
 
 # the fixed components of the report (more come from the engine registry's config_code)
 COMPONENTS: tuple[tuple[str, str], ...] = (
@@ -128,8 +129,6 @@ def measure_target(target: str, root: Path = PROJECT_ROOT) -> Size:
 def targets() -> list[tuple[str, str, str]]:
     """(component, part, target) for every measured piece: the fixed components, and each
     production engine's configuration split into built-in settings and custom code."""
-    from bench.engines.registry import SPECS
-
     rows = [(component, "code", target) for component, target in COMPONENTS]
     for spec in SPECS:
         rows += [(f"{spec.name} configuration", part, target) for part, target in spec.config_code]

@@ -20,9 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.engines.registry import REGISTRY, SPECS
+from bench.envs.build import ensure
+from bench.errors import EnvironmentUnavailable
 from bench.probe.variants import MARGINAL_SCENARIO
 from bench.results.files import PROFILE
 from bench.results.store import RunStore
+from bench.runner.process import worker_env
 from scenarios import Scenario
 
 HAPPY_PATH = "happy-path"
@@ -43,8 +47,6 @@ class ProbeConfig:
 
 def probed_engines() -> tuple[tuple[str, ...], dict[str, str]]:
     """(engines the probe measures, engine → why it is skipped), from the registry."""
-    from bench.engines.registry import SPECS
-
     measured, skipped = [], {}
     for spec in SPECS:
         if spec.outcome_only:
@@ -82,17 +84,12 @@ def default_config(
 
 
 def _env() -> dict[str, str]:
-    from bench.runner.process import worker_env
-
     return worker_env()
 
 
 def _interpreter(engine: str) -> str:
     """The Python of ``engine``'s environment (built or reused; the harness's own for main).
     Raises ``EnvironmentUnavailable`` when it cannot be built."""
-    from bench.engines.registry import REGISTRY
-    from bench.envs.build import ensure
-
     spec = REGISTRY.get(engine)
     return sys.executable if spec is None else ensure(spec.environment).python
 
@@ -113,8 +110,6 @@ def _run_worker(
     engine: str, config: ProbeConfig, log: Path, emit: Callable[[dict[str, Any]], None]
 ) -> str | None:
     """Run one engine's worker, passing each row to ``emit``; the error text, or None."""
-    from bench.envs.build import EnvironmentUnavailable
-
     try:
         command = _worker_command(engine, config)
     except EnvironmentUnavailable as exc:  # its row says why; the other engines go on

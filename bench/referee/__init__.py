@@ -1,4 +1,5 @@
-"""A scripted, OpenAI-compatible mock LLM (see DESIGN.md, The mock LLM)."""
+"""The referee: a scripted, OpenAI- and Anthropic-compatible mock LLM, its own token counter,
+its loopback server and the pool of its processes (docs/architecture.md). It knows no engine."""
 
 from bench.referee.core import MockLLM
 from bench.referee.latency import LatencyProfile

@@ -1,8 +1,9 @@
 """``python -m bench.referee.ceiling``: a bare HTTP client hammering a loopback mock.
 
 No agent, no framework, no client library: ``--concurrency`` connections each post the
-scenario's request bodies in turn (the raw loop's own, captured from one in-process run) and read every reply to its end,
-back to back, for ``--duration`` seconds. Prints one JSON line: requests answered 200,
+request bodies of ``--bodies FILE`` in turn (a JSON list: the raw loop's own requests on one
+in-process run, captured by the caller; the streamed mode adds ``stream: true``) and read
+every reply to its end, back to back, for ``--duration`` seconds. Prints one JSON line: requests answered 200,
 errors, the elapsed time, this process's CPU seconds and what the requests cost the
 mock's processes (``--mock-pid``, read with psutil), per mode (``--modes json,stream``).
 ``bench.referee.pool.probe`` runs it.
@@ -18,25 +19,11 @@ import time
 from typing import Any
 
 
-async def request_bodies(scenario_name: str, scenario_dir: str | None, stream: bool) -> list[bytes]:
-    """The bodies the raw loop sends on one run of the scenario (streamed, if asked)."""
-    from bench.engines.base import RunContext
-    from bench.engines.raw import RawEngine
-    from bench.referee import MockLLM
-    from bench.referee.transport import BASE_URL
-    from scenarios import load_scenarios
-
-    scenarios = load_scenarios(scenario_dir)
-    mock = MockLLM(scenarios=scenarios, record=True)
-    engine = RawEngine()
-    ctx = RunContext(scenario=scenarios[scenario_name], mock=mock, base_url=BASE_URL)
-    record = await engine.run(await engine.prepare(ctx))
-    await engine.aclose()
-    if record.status != "completed":
-        raise RuntimeError(f"the raw loop did not complete {scenario_name}: {record.error}")
+def request_bodies(requests: list[dict[str, Any]], stream: bool) -> list[bytes]:
+    """The request bodies to post (streamed ones, if asked)."""
     bodies = []
-    for request in mock.requests:
-        body: dict[str, Any] = dict(request.body)
+    for request in requests:
+        body = dict(request)
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -119,8 +106,7 @@ def cpu_s(pids: list[int]) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.referee.ceiling")
     parser.add_argument("--base-url", required=True)
-    parser.add_argument("--scenario", default="customer_returns")
-    parser.add_argument("--scenario-dir")
+    parser.add_argument("--bodies", required=True, help="a JSON file: a list of request bodies")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--duration", type=float, default=1.5)
     parser.add_argument("--modes", default="json,stream", help="json, stream or both")
@@ -129,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     from bench.referee.pool import raise_open_files_limit
 
     raise_open_files_limit()
+    with open(args.bodies, encoding="utf-8") as fh:
+        requests = json.load(fh)
     for mode in args.modes.split(","):
         stream = mode == "stream"
-        bodies = asyncio.run(request_bodies(args.scenario, args.scenario_dir, stream))
+        bodies = request_bodies(requests, stream)
         before = cpu_s(args.mock_pid)
         report = asyncio.run(hammer(args.base_url, bodies, args.concurrency, args.duration))
         report.update({"stream": stream, "mock_cpu_s": cpu_s(args.mock_pid) - before})

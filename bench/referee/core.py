@@ -48,7 +48,8 @@ CACHE_ENTRIES = 4096  # per cache: far more than the distinct bodies of a benchm
 
 @dataclass
 class MockLLM:
-    """Answers chat-completion requests from scenario scripts (see DESIGN.md, The mock LLM)."""
+    """Answers chat-completion requests from scenario scripts: the scenario by model name, the
+    turn from the request body alone (stateless), the reply in the request's protocol."""
 
     scenarios: Mapping[str, Scenario] | None = None
     scenario_dir: Path | str | None = None

@@ -224,26 +224,32 @@ class ProbeResult:
 
 def probe(
     pool: MockPool,
-    scenario: str,
+    requests: list[dict[str, Any]],
     *,
     concurrency: int,
     duration_s: float,
-    scenario_dir: str | None = None,
 ) -> list[ProbeResult]:
-    """Hammer the pool from a separate process (``bench.referee.ceiling``), JSON replies
-    then streamed ones, and measure what each request cost the mock."""
+    """Hammer the pool from a separate process (``bench.referee.ceiling``) with ``requests``
+    (request bodies: a client's own, so the mock's work is an engine's), JSON replies then
+    streamed ones, and measure what each request cost the mock."""
     import json
+    import tempfile
 
-    command = [sys.executable, "-m", "bench.referee.ceiling", "--base-url", pool.base_url]
-    command += ["--scenario", scenario, "--concurrency", str(concurrency)]
-    command += ["--duration", str(duration_s), "--modes", "json,stream"]
-    for pid in pool.pids:
-        command += ["--mock-pid", str(pid)]
-    if scenario_dir is not None:
-        command += ["--scenario-dir", scenario_dir]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=60 + 8 * duration_s, env=dict(os.environ)
-    )
+    with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8") as bodies:
+        json.dump(requests, bodies)
+        bodies.flush()
+        command = [sys.executable, "-m", "bench.referee.ceiling", "--base-url", pool.base_url]
+        command += ["--bodies", bodies.name, "--concurrency", str(concurrency)]
+        command += ["--duration", str(duration_s), "--modes", "json,stream"]
+        for pid in pool.pids:
+            command += ["--mock-pid", str(pid)]
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=60 + 8 * duration_s,
+            env=dict(os.environ),
+        )
     if done.returncode != 0:
         raise RuntimeError(f"mock probe failed: {done.stderr.strip()[-2000:]}")
     results = []

@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from bench.model.scenarios import reference_scenario
 from bench.report.frames import (
     RAW,
     RunData,
@@ -27,7 +28,6 @@ from bench.results import metrics, stats
 from bench.results.folder import run_seed
 from scenarios.expect import misses as expect_misses
 
-REFERENCE_SCENARIO = "customer_returns"
 REFERENCE_LLM_LATENCY_MS = 1000.0  # "a typical hosted LLM call", for shares in the ledger
 SHARE_THRESHOLDS = (0.01, 0.05, 0.10)
 
@@ -326,7 +326,7 @@ def breakeven_extra_latency(step_ms: float, ref_step_ms: float, share: float) ->
 def cpu_per_run(data: RunData) -> pd.DataFrame:
     """Per engine: median CPU ms per run on the reference scenario (or all happy ones)."""
     runs = perf_runs(data)
-    scenario = REFERENCE_SCENARIO
+    scenario = str(reference_scenario())
     if scenario in set(runs["scenario"]):
         runs = runs[runs["scenario"] == scenario]
     else:

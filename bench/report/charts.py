@@ -821,7 +821,7 @@ def save(spec: ChartSpec, data: RunData, out_dir: Path) -> tuple[Path, Path]:
 
 
 # ---------------------------------------------------------------------------------------------
-# the profiling probe (bench.probe; the lead wires it into CHARTS and the report)
+# the profiling probe (bench.probe): the package chart, listed in CHARTS
 
 # one colour per package group (``bench.engines.packages.GROUPS``), stable across charts; LangChain's
 # callback and Runnable layers get the hatched segments, so claim 2's share reads in greyscale

@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from bench.engines.registry import REGISTRY, REPRESENTATIVE
+from bench.model.scenarios import reference_scenario
 from bench.report import analysis
 from bench.report.frames import RAW, RunData
 from bench.results import pooling, stats
@@ -61,7 +62,6 @@ from bench.results.folder import run_seed
 from bench.results.stats import Estimate
 
 RESAMPLES = 1000
-REFERENCE_SCENARIO = analysis.REFERENCE_SCENARIO
 
 
 def exact(value: float | None, resamples: int = RESAMPLES) -> Estimate:
@@ -236,10 +236,10 @@ def _step_facts(data: RunData) -> tuple[pooling.Pool, pooling.Pool]:
 def _cpu_run_facts(data: RunData) -> dict[str, Estimate]:
     """CPU of one reference-scenario run: the median, its t-interval over rounds."""
     runs = analysis.perf_runs(data)
-    runs = runs[runs["scenario"] == REFERENCE_SCENARIO].dropna(subset=["cpu_ms"])
+    runs = runs[runs["scenario"] == reference_scenario()].dropna(subset=["cpu_ms"])
     return pooling.pool(
         runs[["engine", "scenario", "round", "cpu_ms"]].itertuples(index=False, name=None),
-        (REFERENCE_SCENARIO,),
+        (reference_scenario(),),
         resamples=RESAMPLES,
         seed=_seed(data, "cpu_run"),
     ).estimates()

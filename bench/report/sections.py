@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from bench.engines.registry import REGISTRY
+from bench.model.scenarios import reference_scenario
 from bench.report import analysis
 from bench.report.analysis import SHARE_THRESHOLDS, breakeven_latency
 from bench.report.document import (
@@ -376,7 +377,7 @@ def when_to_choose(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot])
             "LLM latency for < 10 %",
             "< 5 %",
             "< 1 %",
-            f"CPU per run ({analysis.REFERENCE_SCENARIO})",
+            f"CPU per run ({reference_scenario()})",
             "cores per 100 runs/s",
             "measured peak runs/s (1 process)",
         ),

@@ -1,7 +1,7 @@
 """What a run showed, in the terms its scenario's expectations are judged in.
 
 A leaf of the runner: the suite's worker (``worker.record_row``) and the load phase's
-(``loadworker.classify``) judge runs the same way.
+(``phases.load.session.classify``) judge runs the same way.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from bench.results.summary import (
     write_csv,
 )
 from bench.runner.metadata import now_iso, yardstick_ms
+from bench.runner.plan import build_plan, build_ttft_plan
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,6 @@ def finish_run(
 
     from rich.console import Console
 
-    from bench.runner.plan import build_plan, build_ttft_plan
     from scenarios import load_scenarios
 
     tables = write_tables(store, config)

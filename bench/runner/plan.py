@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.model.scenarios import reference_scenario
 from scenarios import Scenario
 
 LATENCY_PROFILES = ("zero", "realistic")
@@ -61,7 +62,7 @@ class RunConfig:
     max_repeats: int = 45
     concurrency: tuple[int, ...] = (1, 10, 50)
     throughput: bool = True
-    throughput_scenario: str | None = None  # None: customer_returns, else the first scenario
+    throughput_scenario: str | None = None  # None: the reference scenario (pick_reference)
     # closed loop, zero latency: the single-process CPU peak (the open-loop load phase
     # measures what the realistic profile sustains)
     throughput_profiles: tuple[ThroughputProfile, ...] = (
@@ -86,7 +87,7 @@ class RunConfig:
     # sweep of offered rates, one process and one per core, the mock on the load profile
     load: bool = True
     load_engines: tuple[str, ...] | None = None  # None: the registry's default set
-    load_scenario: str = "customer_returns"
+    load_scenario: str = field(default_factory=lambda: str(reference_scenario()))
     load_latency: str = "realistic"
     load_rates: tuple[float, ...] = (10.0, 25.0, 50.0, 100.0, 200.0, 400.0)  # runs/s
     load_start_rate: float = 50.0  # where each one-process sweep starts
@@ -405,8 +406,9 @@ def build_ttft_plan(
 
 
 def pick_reference(config: RunConfig, available: Mapping[str, Scenario]) -> str:
-    """The scenario of each worker's cold first run and of throughput: customer_returns."""
-    for candidate in (config.reference_scenario, "customer_returns"):
+    """The scenario of each worker's cold first run and of throughput: ``--reference``,
+    else the scenario tagged ``reference`` (``bench.model.scenarios``), else the first."""
+    for candidate in (config.reference_scenario, reference_scenario(available)):
         if candidate and candidate in available:
             return candidate
     return config.scenarios[0] if config.scenarios else next(iter(available))

@@ -40,7 +40,7 @@ def scenario(
     system_prompt: str = "You are a test agent.",
     **extra: Any,
 ) -> Scenario:
-    """A scenario built in code (DESIGN.md's YAML format as a dict)."""
+    """A scenario built in code (the YAML format of docs/scenarios.md, as a dict)."""
     return Scenario.model_validate(
         {
             "name": name,

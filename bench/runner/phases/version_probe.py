@@ -1,7 +1,7 @@
 """``python -m bench.runner.phases.version_probe ENGINE``: does today's baseline run on this LangChain line?
 
 Run by the runner in a fresh interpreter of a version engine's environment (the registry's
-``version_line`` engines). It runs the reference scenario (``customer_returns``, in-process
+``version_line`` engines). It runs the reference scenario (tagged ``reference``: ``customer_returns``, in-process
 mock) twice, each in its own fresh interpreter, so that neither sees the other's imports:
 
 1. ``--unchanged``: today's AgentExecutor baseline exactly as it is
@@ -29,9 +29,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench.model.scenarios import reference_scenario
 from bench.runner.offline import offline_env
 
-REFERENCE = "customer_returns"
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 
@@ -48,7 +48,7 @@ def _run(engine: Any) -> tuple[bool, str | None]:
     from bench.runner.expectations import expectation_failures
     from scenarios import load_scenarios
 
-    scenario = load_scenarios()[REFERENCE]
+    scenario = load_scenarios()[str(reference_scenario())]
 
     async def once() -> Any:
         ctx = RunContext(

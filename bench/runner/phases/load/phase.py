@@ -24,13 +24,18 @@ missing ones.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.engines.base import RunContext
+from bench.engines.raw import RawEngine
+from bench.referee import MockLLM
 from bench.referee.pool import MockPool, busiest, probe, total
+from bench.referee.transport import BASE_URL
 from bench.results import metrics, stats
 from bench.results.files import LOAD, LOAD_KEY, dumps_line
 from bench.results.rows import LoadRow, key_of, latest
@@ -38,10 +43,29 @@ from bench.runner.phases.load import plan as loadplan
 from bench.runner.plan import RunConfig, measured
 from bench.runner.process import SPAWN_TIMEOUT_S, WorkerError, WorkerProcess
 from bench.runner.progress import NullProgress, Progress
+from scenarios import load_scenarios
 
 PROBE_CONCURRENCY = 512  # the bare client's connections (enough to keep the pool busy)
 PROBE_DURATION_S = 1.0  # per mode (JSON replies, then streamed ones)
 TAIL_CHARS = 4000
+
+
+def raw_requests(scenario_name: str, scenario_dir: str | None) -> list[dict[str, Any]]:
+    """The request bodies the raw loop sends on one in-process run of the scenario: what the
+    bare client of the mock's ceiling posts (the referee runs no engine itself)."""
+
+    async def once() -> list[dict[str, Any]]:
+        scenarios = load_scenarios(scenario_dir)
+        mock = MockLLM(scenarios=scenarios, record=True)
+        engine = RawEngine()
+        ctx = RunContext(scenario=scenarios[scenario_name], mock=mock, base_url=BASE_URL)
+        record = await engine.run(await engine.prepare(ctx))
+        await engine.aclose()
+        if record.status != "completed":
+            raise RuntimeError(f"the raw loop did not complete {scenario_name}: {record.error}")
+        return [dict(request.body) for request in mock.requests]
+
+    return asyncio.run(once())  # once per load phase, outside any timed region
 
 
 @dataclass
@@ -234,12 +258,9 @@ class LoadPhase:
             return
         self.progress.describe("the mock's ceiling (a bare client)")
         try:
+            requests = raw_requests(config.load_scenario, self.scenario_dir)
             results = probe(
-                self._pool,
-                config.load_scenario,
-                concurrency=PROBE_CONCURRENCY,
-                duration_s=PROBE_DURATION_S,
-                scenario_dir=self.scenario_dir,
+                self._pool, requests, concurrency=PROBE_CONCURRENCY, duration_s=PROBE_DURATION_S
             )
         except Exception as exc:
             self.progress.message(f"load: the mock probe failed: {exc}")

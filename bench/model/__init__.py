@@ -1,0 +1,4 @@
+"""The harness's shared data, below every other part: scenario glue (``scenarios``).
+
+A leaf package: it imports nothing of the harness but ``bench.errors``.
+"""
