@@ -2,11 +2,14 @@
 
 Scenario files are shared, so they are read as untrusted input: a file is at most
 ``MAX_FILE_BYTES`` of UTF-8; the YAML is parsed with the safe loader, nesting at most
-``MAX_DEPTH`` levels, every string at most ``MAX_STRING_CHARS``; and the document *as its
-aliases expand* holds at most ``MAX_NODES`` values and ``MAX_EXPANDED_CHARS`` characters, so a
-few kilobytes of nested anchors (a "billion laughs") are refused in milliseconds instead of
-expanding in whatever walks the data next. A recursive alias is refused too. Every problem is
-one line per file; a bad file never stops the other files of a folder from being checked.
+``MAX_DEPTH`` levels, every string at most ``MAX_STRING_CHARS``, every integer at most
+``MAX_INT_DIGITS`` digits; the file holds at most ``MAX_NODES`` keys and values, counted while
+it is composed (a dense 1 MiB list is refused after its first ``MAX_NODES`` values, not after
+all of them); and the document *as its aliases expand* holds at most ``MAX_NODES`` values and
+``MAX_EXPANDED_CHARS`` characters, so a few kilobytes of nested anchors (a "billion laughs")
+are refused in milliseconds instead of expanding in whatever walks the data next. A recursive
+alias is refused too. Every problem is one line per file; a bad file never stops the other
+files of a folder from being checked.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from scenarios.schema import Scenario
@@ -28,6 +33,8 @@ MAX_DEPTH = 32
 MAX_STRING_CHARS = 100_000
 MAX_NODES = 50_000
 MAX_EXPANDED_CHARS = 2_000_000
+MAX_INT_DIGITS = 4300  # Python's own default bound for converting an int to and from text
+_MAX_INT_BITS = int(MAX_INT_DIGITS * 3.3219)  # log2(10): the same bound for hex, octal, ...
 
 
 class ScenarioError(ValueError):
@@ -59,12 +66,16 @@ def _where(node: Node) -> str:
 
 
 class _BoundedLoader(yaml.SafeLoader):
-    """The safe loader, refusing nesting deeper than ``MAX_DEPTH`` while it composes
-    (the composer recurses: deeper input would end in a RecursionError)."""
+    """The safe loader, refusing while it composes nesting deeper than ``MAX_DEPTH`` (the
+    composer recurses: deeper input would end in a RecursionError) and more than
+    ``MAX_NODES`` keys and values (composing is the slow part: ~25 µs a value); and refusing
+    integers past ``MAX_INT_DIGITS`` digits and values no constructor can build (a date
+    ``2026-13-45``) as one line naming the place, never an exception of its own."""
 
     def __init__(self, stream: str):
         super().__init__(stream)
         self._depth = 0
+        self._nodes = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:
         self._depth += 1
@@ -72,9 +83,43 @@ class _BoundedLoader(yaml.SafeLoader):
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark
                 raise YAMLLimitError(f"line {mark.line + 1}: nested deeper than {MAX_DEPTH} levels")
+            if not self.check_event(AliasEvent):  # an alias adds no node: check_expansion
+                self._nodes += 1
+                if self._nodes > MAX_NODES:
+                    mark = self.peek_event().start_mark
+                    raise YAMLLimitError(
+                        f"line {mark.line + 1}: more than {MAX_NODES:,} keys and values in the "
+                        "file; a scenario holds its script, not a data set"
+                    )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError, TypeError) as exc:
+            if isinstance(exc, YAMLLimitError):
+                raise
+            kind = node.tag.rsplit(":", 1)[-1]
+            text = f"{node.value[:40]!r}" if isinstance(node, ScalarNode) else "this value"
+            raise ConstructorError(
+                None,
+                None,
+                f"cannot read {text} as a {kind}: {exc} (quote it to make it text)",
+                node.start_mark,
+            ) from None
+
+    def construct_yaml_int(self, node: Node) -> int:
+        # Python refuses to read (and later to print) an int of more than 4,300 digits
+        text = str(node.value)
+        value = None if len(text) > MAX_INT_DIGITS else super().construct_yaml_int(node)
+        if value is None or value.bit_length() > _MAX_INT_BITS:
+            raise YAMLLimitError(f"{_where(node)}an integer of more than {MAX_INT_DIGITS:,} digits")
+        return value
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 
 
 def _children(node: Node) -> list[Node]:
