@@ -14,17 +14,20 @@ files of a folder from being checked.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from scenarios.schema import Scenario
+from scenarios.checks import cross_problems, did_you_mean
+from scenarios.schema import CROSS_CHECKED, Scenario
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 
@@ -102,7 +105,7 @@ class _BoundedLoader(yaml.SafeLoader):
             if isinstance(exc, YAMLLimitError):
                 raise
             kind = node.tag.rsplit(":", 1)[-1]
-            text = f"{node.value[:40]!r}" if isinstance(node, ScalarNode) else "this value"
+            text = f"'{node.value[:40]}'" if isinstance(node, ScalarNode) else "this value"
             raise ConstructorError(
                 None,
                 None,
@@ -207,13 +210,81 @@ def _problems(exc: ValidationError) -> list[str]:
         message = err["msg"].removeprefix("Value error, ")
         # pydantic repeats the model name for union members; keep the user's path only
         loc = [p for p in err["loc"] if not (isinstance(p, str) and p[:1].isupper())]
+        if err["type"] == "extra_forbidden" and loc:
+            message = _unknown_field(loc)
         where = _format_loc(loc)
         problems.append(f"{where}: {message}" if where else message)
     return problems
 
 
-def parse_scenario(text: str, source: Path | str = "<string>") -> Scenario:
-    """Parse YAML text into a validated Scenario; raises ScenarioError."""
+def _unknown_field(loc: list[Any]) -> str:
+    fields = fields_at(loc[:-1])
+    if not fields:
+        return "unknown field"
+    guess = did_you_mean(str(loc[-1]), fields)
+    if guess is not None:
+        return f"unknown field; did you mean '{guess}'?"
+    return f"unknown field; valid fields: {', '.join(fields)}"
+
+
+def fields_at(loc: Iterable[object]) -> list[str]:
+    """The field names of the scenario model at ``loc`` (a field path), or [] if none."""
+    kind: Any = Scenario
+    for part in loc:
+        kind = _model_or_container(kind)
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            field = kind.model_fields.get(str(part))
+            if field is None:
+                return []
+            kind = field.annotation
+        elif get_origin(kind) in (list, dict):
+            kind = get_args(kind)[-1]  # the item (list) or the value (dict) type
+        else:
+            return []
+    kind = _model_or_container(kind)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return list(kind.model_fields)
+    return []
+
+
+def _model_or_container(kind: Any) -> Any:
+    """The model, list or dict type inside an annotation (``X | None``, ``Annotated``)."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    if get_origin(kind) in (Union, UnionType):
+        for member in get_args(kind):
+            member = _model_or_container(member)
+            if get_origin(member) in (list, dict) or (
+                isinstance(member, type) and issubclass(member, BaseModel)
+            ):
+                return member
+    return kind
+
+
+_FIELD_ORDER = {name: i for i, name in enumerate(Scenario.model_fields)}
+_PLACE = re.compile(r"^([A-Za-z_]+)(?:\[(\d+)\])?")
+
+
+def _in_field_order(problems: list[str]) -> list[str]:
+    """Problems sorted by the field they name (the scenario's field order, then the index),
+    the same problem once."""
+
+    def key(problem: str) -> tuple[int, int]:
+        match = _PLACE.match(problem)
+        if match is None:
+            return len(_FIELD_ORDER), -1
+        index = int(match.group(2)) if match.group(2) else -1
+        return _FIELD_ORDER.get(match.group(1), len(_FIELD_ORDER)), index
+
+    return sorted(dict.fromkeys(problems), key=key)
+
+
+def parse_scenario(
+    text: str, source: Path | str = "<string>", *, engines: Collection[str] | None = None
+) -> Scenario:
+    """Parse YAML text into a validated Scenario; raises ScenarioError listing every
+    problem of the file at once. ``engines``: the engine names ``expect.engines`` may name
+    (None: any)."""
     if len(text) > MAX_FILE_BYTES:
         raise ScenarioError(source, [f"{len(text):,} characters; a scenario is at most 1 MiB"])
     try:
@@ -233,15 +304,20 @@ def parse_scenario(text: str, source: Path | str = "<string>") -> Scenario:
         raise ScenarioError(source, [f"invalid YAML: {where}{reason}"]) from None
     if not isinstance(data, dict):
         raise ScenarioError(source, ["expected a mapping of scenario fields at the top level"])
+    problems: list[str] = []
     try:
-        scenario = Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data, context={CROSS_CHECKED: True})
+        problems = cross_problems(data, engines=engines)
     except ValidationError as exc:
-        raise ScenarioError(source, _problems(exc)) from None
+        problems = _problems(exc) + cross_problems(data, engines=engines)
     except RecursionError:  # a backstop: the limits above keep the data far shallower
         raise ScenarioError(source, ["refused: nested too deeply to validate"]) from None
     stem = Path(str(source)).stem
-    if str(source) != "<string>" and scenario.name != stem:
-        raise ScenarioError(source, [f"name: '{scenario.name}' must equal the file name '{stem}'"])
+    name = data.get("name")
+    if str(source) != "<string>" and isinstance(name, str) and name != stem:
+        problems.append(f"name: '{name}' must equal the file name '{stem}'")
+    if problems:
+        raise ScenarioError(source, _in_field_order(problems))
     return scenario
 
 
@@ -265,10 +341,11 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def load_scenario(path: Path | str) -> Scenario:
-    """Load one scenario file; raises ScenarioError naming the file, field and reason."""
+def load_scenario(path: Path | str, *, engines: Collection[str] | None = None) -> Scenario:
+    """Load one scenario file; raises ScenarioError naming the file, field and reason of
+    every problem (``engines``: as for ``parse_scenario``)."""
     path = Path(path)
-    return parse_scenario(read_text(path), path)
+    return parse_scenario(read_text(path), path, engines=engines)
 
 
 def scenario_files(directory: Path | str | None = None) -> list[Path]:

@@ -7,22 +7,21 @@ the limits every engine maps to its own knobs, and what must come out.
 from __future__ import annotations
 
 import json
-import time
-from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
-import regex
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema import Draft202012Validator
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from scenarios.argschema import closed_schema, schema_problem
+from scenarios.checks import cross_problems
 from scenarios.tool_results import result_text
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -36,59 +35,7 @@ Milliseconds = Annotated[float, Field(ge=0, le=MAX_RECORDED_MS)]
 # or grow a worker without limit (the loader bounds the file's size and shape).
 MAX_LATENCY_MS = 60_000.0  # one scripted delay: a minute
 MAX_WAIT_S = 600.0  # one timeout or LLM delay: ten minutes
-
-
-# A schema's `pattern` is the file's own regular expression: matched with a time limit (and
-# all matches of one file within a budget), so that a catastrophic one ("^(a|aa)+$" on a
-# long scripted argument) cannot hang the loader.
-REGEX_TIMEOUT_S = 0.2
-REGEX_BUDGET_S = 1.0
-_regex_left_s: ContextVar[float] = ContextVar("regex_left_s", default=REGEX_BUDGET_S)
-
-
-def _search(pattern: str, text: str) -> bool:
-    left = _regex_left_s.get()
-    started = time.perf_counter()
-    try:
-        found = regex.search(pattern, text, timeout=max(min(REGEX_TIMEOUT_S, left), 0.001))
-        return found is not None
-    except TimeoutError:
-        raise ValidationError(
-            f"pattern {pattern!r} takes longer than {REGEX_TIMEOUT_S} s on {text[:40]!r} "
-            f"(or the file's patterns over {REGEX_BUDGET_S} s in all); simplify the regular "
-            "expression (catastrophic backtracking)"
-        ) from None
-    finally:
-        _regex_left_s.set(left - (time.perf_counter() - started))
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
-    try:
-        matched = not validator.is_type(instance, "string") or _search(pattern, instance)
-    except ValidationError as exc:
-        yield exc
-        return
-    if not matched:
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(validator: Any, patterns: dict, instance: Any, schema: Any) -> Any:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            try:
-                matched = _search(pattern, key)
-            except ValidationError as exc:
-                yield exc
-                return
-            if matched:
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-ArgsValidator = validators.extend(
-    Draft202012Validator, {"pattern": _pattern, "patternProperties": _pattern_properties}
-)
+CROSS_CHECKED = "cross_checked"  # validation context: the caller ran ``cross_problems`` itself
 
 
 class _Strict(BaseModel):
@@ -158,20 +105,20 @@ class ToolDef(_Strict):
     @field_validator("parameters")
     @classmethod
     def _valid_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
-        if schema.get("type") != "object":
-            raise ValueError("tool parameters must be a JSON Schema with type: object")
-        dangling = _dangling_key(schema)
-        if dangling is not None:
-            where, key = dangling
-            raise ValueError(
-                f"{where}: key {key!r} has no value; in YAML a comma splits a {{...}} mapping, "
-                "so quote text that contains one"
-            )
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise ValueError(problem)
         return schema
+
+    @property
+    def args_schema(self) -> dict[str, Any]:
+        """The schema arguments are judged by: ``parameters`` closed to other keys
+        (``scenarios.argschema``); never sent to the LLM."""
+        return closed_schema(self.parameters)
+
+    def valid_args(self, args: Any) -> bool:
+        """Whether ``args`` fit the tool's closed schema (the harness's ``valid_tool_args``)."""
+        return bool(Draft202012Validator(self.args_schema).is_valid(args))
 
     @property
     def fixed_result(self) -> str | None:
@@ -181,36 +128,6 @@ class ToolDef(_Strict):
         if self.handler is not None or b.raises is not None or b.hangs or b.results:
             return None
         return result_text(b.returns, b.returns_size_kb)
-
-
-_NULLABLE_KEYWORDS = frozenset({"default", "const", "examples", "enum"})
-
-
-def _dangling_key(schema: dict[str, Any]) -> tuple[str, str] | None:
-    """The first ``key: null`` that is no JSON Schema keyword (``{description: a, b}``).
-
-    Iterative and visiting each object once: YAML aliases share one object among many
-    places, and a walk that re-entered it at each place would be exponential in the nesting.
-    """
-    seen: set[int] = set()
-    stack: list[tuple[Any, str]] = [(schema, "")]
-    while stack:
-        node, where = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, dict):
-            children = []
-            for key, value in node.items():
-                if key in _NULLABLE_KEYWORDS:
-                    continue
-                if value is None:
-                    return where.lstrip(".") or "parameters", str(key)
-                children.append((value, f"{where}.{key}"))
-            stack.extend(reversed(children))  # depth first, in the file's order
-        elif isinstance(node, list):
-            stack.extend((item, where) for item in reversed(node))
-    return None
 
 
 class ScriptToolCall(_Strict):
@@ -560,52 +477,17 @@ class Scenario(_Strict):
         """A failure scenario (tagged ``fault`` or ``failure``): judged by its outcome."""
         return bool(FAULT_TAGS & set(self.tags))
 
-    @model_validator(mode="after")
-    def _cross_check(self) -> Scenario:
-        _regex_left_s.set(REGEX_BUDGET_S)  # this file's budget for its schemas' patterns
-        names = [tool.name for tool in self.tools]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"tools: duplicate tool names {duplicates}")
-        for i, tool in enumerate(self.tools):
-            if tool.approval == "deny" and not tool.require_confirmation:
-                raise ValueError(
-                    f"tools[{i}].approval: 'deny' has no effect without require_confirmation: true"
-                )
-        tools = self.tool_map
-        for t, turn in enumerate(self.script):
-            if turn.repeat and t != len(self.script) - 1:
-                raise ValueError(f"script[{t}].repeat: only the last turn may repeat")
-            for c, call in enumerate(turn.tool_calls):
-                where = f"script[{t}].tool_calls[{c}]"
-                if call.unknown:
-                    if call.name in tools:
-                        raise ValueError(
-                            f"{where}.name: marked unknown but '{call.name}' is defined"
-                        )
-                    continue
-                if call.name not in tools:
-                    raise ValueError(f"{where}.name: tool '{call.name}' is not defined")
-                if call.raw_arguments is not None:
-                    continue
-                error = next(
-                    iter(ArgsValidator(tools[call.name].parameters).iter_errors(call.args)), None
-                )
-                if error is not None:
-                    path = "".join(f".{p}" for p in error.absolute_path)
-                    raise ValueError(f"{where}.args{path}: {error.message}")
-        for t, turn in enumerate(self.script):
-            if turn.retry and (t == 0 or not self.script[t - 1].tool_calls or not turn.tool_calls):
-                raise ValueError(
-                    f"script[{t}].retry: a retry turn repeats tool calls after a turn with tool calls"
-                )
-        last = self.script[-1]
-        if last.content is None and not last.repeat and self.expect.status == "completed":
-            raise ValueError(
-                "script: ends with tool calls but expect.status is completed; "
-                "end with a content turn or expect another status"
-            )
-        return self
+    @model_validator(mode="wrap")
+    @classmethod
+    def _cross_check(cls, data: Any, handler: Any, info: ValidationInfo) -> Scenario:
+        scenario: Scenario = handler(data)
+        if isinstance(data, Scenario) or (info.context or {}).get(CROSS_CHECKED):
+            return scenario
+        raw = data if isinstance(data, dict) else scenario.model_dump()
+        problems = cross_problems(raw)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return scenario
 
     def react_script(self) -> list[Turn]:
         """The script as a ReAct client sees it: one action per turn."""

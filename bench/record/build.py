@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
 from bench.record.exchange import Exchange
@@ -241,9 +240,7 @@ def _call(raw: dict[str, Any], tools: dict[str, ToolDef], where: str) -> ScriptT
         args = json.loads(arguments)
     except ValueError:
         args = None
-    valid = isinstance(args, dict) and (
-        unknown or Draft202012Validator(tools[name].parameters).is_valid(args)
-    )
+    valid = isinstance(args, dict) and (unknown or tools[name].valid_args(args))
     if not valid:
         return ScriptToolCall(name=name, raw_arguments=arguments, unknown=unknown, id=call_id)
     # the mock re-serialises args like this: keep the model's own text only where it differs

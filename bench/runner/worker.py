@@ -61,8 +61,6 @@ import traceback  # noqa: E402
 from collections import Counter  # noqa: E402
 from typing import IO, Any  # noqa: E402
 
-from jsonschema import Draft202012Validator  # noqa: E402
-
 from bench.engines.base import RunContext, RunRecord  # noqa: E402
 from bench.mockllm import LatencyProfile, MockLLM  # noqa: E402
 from bench.mockllm.tokens import request_tokens  # noqa: E402
@@ -154,11 +152,11 @@ def gc_collections() -> int:
 
 def observed(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
     """What a run showed, in the terms expectations are judged in (``scenarios.expect``)."""
-    schemas = {tool.name: tool.parameters for tool in scenario.tools}
+    defined = scenario.tool_map
     invalid = 0
     for tool in record.tools:
-        schema = schemas.get(tool.name)
-        if schema is not None and not Draft202012Validator(schema).is_valid(tool.args):
+        definition = defined.get(tool.name)
+        if definition is not None and not definition.valid_args(tool.args):
             invalid += 1
     return {
         "status": record.status,

@@ -1,0 +1,200 @@
+"""The checks that span fields of a scenario (a call names a tool defined elsewhere, ...).
+
+They read the file's data as parsed (``cross_problems``), not the validated model, so that
+they run in the same pass as the field checks: a file with an unknown field, a wrong type
+and an undefined tool reports all three at once. Each check looks only at values of the
+right shape and leaves the rest to the field checks, which report them. ``Scenario``'s own
+validator runs the same function, so a scenario built in code is held to the same rules.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+from jsonschema.exceptions import ValidationError as ArgsError
+
+from scenarios.argschema import (
+    REGEX_BUDGET_S,
+    ArgsValidator,
+    closed_schema,
+    regex_budget,
+    schema_problem,
+)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``word`` if one is close (a typo), else None."""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _tool_schemas(tools: list[Any]) -> dict[str, dict[str, Any] | None]:
+    """Tool name → the closed schema scripted arguments are checked against (None: the
+    tool's schema is broken, which its field check reports)."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for tool in tools:
+        name = _map(tool).get("name")
+        if not isinstance(name, str) or name in out:
+            continue
+        params = _map(tool).get("parameters", {"type": "object", "properties": {}})
+        ok = isinstance(params, dict) and schema_problem(params) is None
+        out[name] = closed_schema(params) if ok else None
+    return out
+
+
+def _args_problems(where: str, args: Mapping[str, Any], schema: dict[str, Any]) -> list[str]:
+    problems = []
+    for error in ArgsValidator(schema).iter_errors(args):
+        path = "".join(f".{p}" for p in error.absolute_path)
+        problems.extend(f"{where}.args{path}: {message}" for message in _arg_messages(error))
+    return list(dict.fromkeys(problems))
+
+
+def _arg_messages(error: ArgsError) -> list[str]:
+    """jsonschema's message, or for an argument outside the schema one that says why."""
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return [error.message]
+    known = _map(error.schema.get("properties"))
+    out = []
+    for key, value in error.instance.items():
+        if key in known or not isinstance(key, str):
+            continue
+        if value is None:
+            out.append(
+                f"key '{key}' has no value; in YAML a comma splits a {{...}} mapping, "
+                "so quote text that contains one"
+            )
+            continue
+        guess = did_you_mean(key, known)
+        hint = f"did you mean '{guess}'?" if guess else f"the tool takes {_names(known)}"
+        out.append(f"argument '{key}' is not in the tool's schema; {hint}")
+    return out or [error.message]
+
+
+def _names(names: Collection[str]) -> str:
+    return ", ".join(names) if names else "no arguments"
+
+
+def _tool_name_problem(where: str, name: str, defined: Collection[str]) -> str:
+    guess = did_you_mean(name, defined)
+    return f"{where}: tool '{name}' is not defined" + (
+        f"; did you mean '{guess}'?" if guess else ""
+    )
+
+
+def cross_problems(data: Mapping[str, Any], *, engines: Collection[str] | None = None) -> list[str]:
+    """Every problem across fields of a scenario's data, one ``field.path: reason`` each.
+
+    ``engines``: the engine names an ``expect.engines`` override may name (None: any).
+    """
+    token = regex_budget.set(REGEX_BUDGET_S)  # this file's budget for its schemas' patterns
+    try:
+        return _cross_problems(data, engines)
+    finally:
+        regex_budget.reset(token)
+
+
+def _cross_problems(data: Mapping[str, Any], engines: Collection[str] | None) -> list[str]:
+    problems: list[str] = []
+    tools = _list(data.get("tools"))
+    names = [n for t in tools if isinstance(n := _map(t).get("name"), str)]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        problems.append(f"tools: duplicate tool names {duplicates}")
+    for i, tool in enumerate(tools):
+        tool = _map(tool)
+        if tool.get("approval") == "deny" and tool.get("require_confirmation") is not True:
+            problems.append(
+                f"tools[{i}].approval: 'deny' has no effect without require_confirmation: true"
+            )
+    schemas = _tool_schemas(tools)
+    script = _list(data.get("script"))
+    for t, turn in enumerate(script):
+        turn = _map(turn)
+        if turn.get("repeat") is True and t != len(script) - 1:
+            problems.append(f"script[{t}].repeat: only the last turn may repeat")
+        for c, call in enumerate(_list(turn.get("tool_calls"))):
+            problems.extend(_call_problems(f"script[{t}].tool_calls[{c}]", _map(call), schemas))
+        previous = _map(script[t - 1]) if t > 0 else {}
+        if turn.get("retry") is True and (
+            t == 0 or not _list(previous.get("tool_calls")) or not _list(turn.get("tool_calls"))
+        ):
+            problems.append(
+                f"script[{t}].retry: a retry turn repeats tool calls after a turn with tool calls"
+            )
+    expect = _map(data.get("expect"))
+    last = _map(script[-1]) if script else {}
+    if (
+        last
+        and last.get("content") is None
+        and last.get("repeat") is not True
+        and expect.get("status", "completed") == "completed"
+    ):
+        problems.append(
+            "script: ends with tool calls but expect.status is completed; "
+            "end with a content turn or expect another status"
+        )
+    problems.extend(_expect_problems(expect, schemas, engines))
+    return problems
+
+
+def _call_problems(
+    where: str, call: Mapping[str, Any], schemas: Mapping[str, dict[str, Any] | None]
+) -> list[str]:
+    name = call.get("name")
+    if not isinstance(name, str):
+        return []
+    if call.get("unknown") is True:
+        if name in schemas:
+            return [f"{where}.name: marked unknown but '{name}' is defined"]
+        return []
+    if name not in schemas:
+        return [_tool_name_problem(f"{where}.name", name, schemas)]
+    schema, args = schemas[name], call.get("args", {})
+    if schema is None or call.get("raw_arguments") is not None or not isinstance(args, dict):
+        return []
+    return _args_problems(where, args, schema)
+
+
+def _expect_problems(
+    expect: Mapping[str, Any],
+    schemas: Mapping[str, Any],
+    engines: Collection[str] | None,
+) -> list[str]:
+    """Tool names in expectations that name no tool (a typo would never match), and
+    overrides for engines that do not exist (they would never apply)."""
+    problems = []
+    overrides = _map(expect.get("engines"))
+    places: list[tuple[str, Mapping[str, Any]]] = [("expect", expect)]
+    places += [(f"expect.engines.{name}", _map(o)) for name, o in overrides.items()]
+    for where, fields in places:
+        for key in ("tools", "forbidden_tools"):
+            for i, name in enumerate(_list(fields.get(key))):
+                if isinstance(name, str) and name not in schemas:
+                    problems.append(_tool_name_problem(f"{where}.{key}[{i}]", name, schemas))
+    if engines is not None:
+        problems.extend(engine_problems(overrides, engines))
+    return problems
+
+
+def engine_problems(overrides: Iterable[str], engines: Collection[str]) -> list[str]:
+    """Per-engine overrides naming no engine (a typo would silently never apply)."""
+    problems = []
+    for name in overrides:
+        if name not in engines:
+            guess = did_you_mean(str(name), engines)
+            hint = f"did you mean '{guess}'? " if guess else ""
+            problems.append(
+                f"expect.engines.{name}: unknown engine; {hint}valid engines: " + ", ".join(engines)
+            )
+    return problems
