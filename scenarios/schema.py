@@ -25,7 +25,11 @@ from scenarios.checks import cross_problems
 from scenarios.tool_results import result_text
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-FAULT_TAGS = frozenset({"fault", "failure"})
+FAULT_TAGS = frozenset({"fault", "failure"})  # in the fault matrix even if nothing fails
+HAPPY_PATH_TAG = "happy-path"  # in the performance sections even if something fails
+REFERENCE_TAG = "reference"  # the reference scenario (customer_returns)
+FaultKind = Literal["llm", "tool", "guard"]
+FAULT_KINDS: tuple[FaultKind, ...] = ("llm", "tool", "guard")
 Status = Literal["completed", "failed", "aborted", "error"]
 MAX_RECORDED_MS = 3_600_000.0  # an hour: the bound of every recorded duration
 MAX_RECORDED_TOKENS = 10_000_000
@@ -472,10 +476,59 @@ class Scenario(_Strict):
     def tool_map(self) -> dict[str, ToolDef]:
         return {tool.name: tool for tool in self.tools}
 
+    # -- what the harness does with it (docs/scenarios.md, "What a scenario is for") --------
+
+    @property
+    def fault_kinds(self) -> frozenset[FaultKind]:
+        """What the scenario's data makes go wrong: ``llm`` (a scripted LLM fault), ``tool``
+        (a tool that raises, hangs or fails its first calls), ``guard`` (the model misbehaves
+        or a limit must act: an unknown tool, malformed arguments, a repeating last turn, a
+        denied confirmation, an expected abort). Tagged ``fault`` or ``failure`` with none of
+        these: ``guard``. Empty: not a fault scenario."""
+        kinds = self._derived_kinds
+        if not kinds and FAULT_TAGS & set(self.tags):
+            return frozenset({"guard"})
+        return kinds
+
+    @property
+    def fault_kind(self) -> FaultKind | None:
+        """The main one of ``fault_kinds`` (llm, then tool, then guard), or None."""
+        return next((k for k in FAULT_KINDS if k in self.fault_kinds), None)
+
     @property
     def is_fault(self) -> bool:
-        """A failure scenario (tagged ``fault`` or ``failure``): judged by its outcome."""
-        return bool(FAULT_TAGS & set(self.tags))
+        """In the fault matrix: judged by its outcome on every engine."""
+        return bool(self.fault_kinds)
+
+    @property
+    def is_performance(self) -> bool:
+        """In the performance sections (their completed runs): tagged ``happy-path``, or
+        nothing in its data goes wrong. A scenario can be both this and a fault scenario."""
+        return HAPPY_PATH_TAG in self.tags or not self._derived_kinds
+
+    @property
+    def is_reference(self) -> bool:
+        """Tagged ``reference``: each worker's cold first run and the throughput phase."""
+        return REFERENCE_TAG in self.tags
+
+    @property
+    def _derived_kinds(self) -> frozenset[FaultKind]:
+        kinds: set[FaultKind] = set()
+        if any(turn.fault is not None for turn in self.script):
+            kinds.add("llm")
+        if any(t.behavior.raises or t.behavior.hangs or t.behavior.fail_times for t in self.tools):
+            kinds.add("tool")
+        calls = [call for turn in self.script for call in turn.tool_calls]
+        statuses = {self.expect.status} if isinstance(self.expect.status, str) else set()
+        statuses |= set(self.expect.status) if isinstance(self.expect.status, list) else set()
+        if (
+            any(call.unknown or call.raw_arguments is not None for call in calls)
+            or self.script[-1].repeat
+            or any(t.require_confirmation and t.approval == "deny" for t in self.tools)
+            or "aborted" in statuses
+        ):
+            kinds.add("guard")
+        return frozenset(kinds)
 
     @model_validator(mode="wrap")
     @classmethod

@@ -294,7 +294,8 @@ def build_plan(
         for latency in config.latencies:
             est = estimate_run_s(scenarios[name], latency)
             n = repeats_for(est, config)
-            if scenarios[name].is_fault and config.fault_repeat and config.repeat is None:
+            timed = scenarios[name].is_performance  # its runs feed the performance sections
+            if not timed and config.fault_repeat and config.repeat is None:
                 n = min(n, config.fault_repeat)
             plan.repeats[(name, latency)] = n
             base, extra = divmod(n, config.rounds)
@@ -405,8 +406,13 @@ def build_ttft_plan(
 
 
 def pick_reference(config: RunConfig, available: Mapping[str, Scenario]) -> str:
-    """The scenario of each worker's cold first run and of throughput: customer_returns."""
-    for candidate in (config.reference_scenario, "customer_returns"):
+    """The scenario of each worker's cold first run and of throughput: the one configured,
+    else the first tagged ``reference`` (customer_returns)."""
+    tagged = [
+        name for name in config.scenarios if name in available and available[name].is_reference
+    ]
+    tagged += sorted(name for name, s in available.items() if s.is_reference)
+    for candidate in (config.reference_scenario, *tagged):
         if candidate and candidate in available:
             return candidate
     return config.scenarios[0] if config.scenarios else next(iter(available))
