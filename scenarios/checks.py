@@ -22,6 +22,7 @@ from scenarios.argschema import (
     regex_budget,
     schema_problem,
 )
+from scenarios.tool_results import json_text
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
@@ -145,6 +146,44 @@ def _cross_problems(data: Mapping[str, Any], engines: Collection[str] | None) ->
             "end with a content turn or expect another status"
         )
     problems.extend(_expect_problems(expect, schemas, engines))
+    problems.extend(_needs_problems(data, tools, script))
+    return problems
+
+
+def _needs_problems(data: Mapping[str, Any], tools: list[Any], script: list[Any]) -> list[str]:
+    """A text a turn ``needs`` must be one the model may or may not receive: in a tool's
+    result or the history, never in the system prompt or the user's message (always sent)."""
+    always = {
+        "the system prompt": data.get("system_prompt"),
+        "the user's message": data.get("user"),
+    }
+    sources: list[str] = [str(_map(m).get("content")) for m in _list(data.get("history"))]
+    unknown_results = False  # a handler's results are only known when it runs
+    for tool in map(_map, tools):
+        behavior = _map(tool.get("behavior"))
+        unknown_results |= tool.get("handler") is not None
+        sources.append(json_text(behavior.get("returns")))
+        sources += [str(_map(r).get("returns")) for r in _list(behavior.get("results"))]
+        sources += [str(behavior.get(key)) for key in ("raises", "fail_message")]
+    problems = []
+    for t, turn in enumerate(script):
+        for i, text in enumerate(_list(_map(_map(turn).get("needs")).get("seen"))):
+            if not isinstance(text, str) or not text:
+                continue
+            where = f"script[{t}].needs.seen[{i}]"
+            sent = [
+                name for name, value in always.items() if isinstance(value, str) and text in value
+            ]
+            if sent:
+                problems.append(
+                    f"{where}: '{text}' is in {sent[0]}, which every request carries; name a "
+                    "text only a tool result (or the history) holds"
+                )
+            elif not unknown_results and not any(text in source for source in sources):
+                problems.append(
+                    f"{where}: '{text}' is in no tool's result and not in the history, so no "
+                    "model could ever see it"
+                )
     return problems
 
 

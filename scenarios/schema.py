@@ -305,6 +305,19 @@ class TurnTiming(_Strict):
         return self.model_copy(update=update)
 
 
+class Needs(_Strict):
+    """What the model must have read to give a turn's answer (the mock answers only from
+    what it received): each ``seen`` text must be in the request's messages, else the mock
+    answers ``otherwise`` — what a model that did not see it would say."""
+
+    seen: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1, max_length=16)
+    otherwise: str = Field(min_length=1, description="the answer when a text is missing")
+
+    def missing(self, received: str) -> list[str]:
+        """The ``seen`` texts that ``received`` (the request's message texts) lacks."""
+        return [text for text in self.seen if text not in received]
+
+
 class Turn(_Strict):
     """One answer of the mocked LLM: tool calls, or content (the final answer)."""
 
@@ -324,12 +337,22 @@ class Turn(_Strict):
     timing: TurnTiming | None = Field(
         default=None, description="recorded timings, played by the 'recorded' latency profile"
     )
+    needs: Needs | None = Field(
+        default=None, description="texts the model must have received to give this answer"
+    )
 
     @model_validator(mode="after")
     def _says_something(self) -> Turn:
         if self.content is None and not self.tool_calls:
             raise ValueError("a turn needs content or tool_calls")
         return self
+
+    def as_received(self, received: str) -> Turn:
+        """This turn, or — when ``received`` (the texts of the request's messages) lacks a
+        text it ``needs`` — the answer of a model that did not see it."""
+        if self.needs is None or not self.needs.missing(received):
+            return self
+        return Turn(content=self.needs.otherwise, latency_ms=self.latency_ms, timing=self.timing)
 
 
 class Message(_Strict):
