@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from jsonschema.exceptions import ValidationError as ArgsError
+from pydantic import TypeAdapter, ValidationError
 
 from scenarios.argschema import (
     REGEX_BUDGET_S,
@@ -29,6 +30,17 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """The choice closest to ``word`` if one is close (a typo), else None."""
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return matches[0] if matches else None
+
+
+_BOOL = TypeAdapter(bool)
+
+
+def _true(value: Any) -> bool:
+    """True as the field check reads it (``true``, ``1``, ``yes``...); a wrong value: False."""
+    try:
+        return bool(_BOOL.validate_python(value))
+    except ValidationError:
+        return False
 
 
 def _list(value: Any) -> list[Any]:
@@ -114,7 +126,7 @@ def _cross_problems(data: Mapping[str, Any], engines: Collection[str] | None) ->
         problems.append(f"tools: duplicate tool names {duplicates}")
     for i, tool in enumerate(tools):
         tool = _map(tool)
-        if tool.get("approval") == "deny" and tool.get("require_confirmation") is not True:
+        if tool.get("approval") == "deny" and not _true(tool.get("require_confirmation")):
             problems.append(
                 f"tools[{i}].approval: 'deny' has no effect without require_confirmation: true"
             )
@@ -122,12 +134,12 @@ def _cross_problems(data: Mapping[str, Any], engines: Collection[str] | None) ->
     script = _list(data.get("script"))
     for t, turn in enumerate(script):
         turn = _map(turn)
-        if turn.get("repeat") is True and t != len(script) - 1:
+        if _true(turn.get("repeat")) and t != len(script) - 1:
             problems.append(f"script[{t}].repeat: only the last turn may repeat")
         for c, call in enumerate(_list(turn.get("tool_calls"))):
             problems.extend(_call_problems(f"script[{t}].tool_calls[{c}]", _map(call), schemas))
         previous = _map(script[t - 1]) if t > 0 else {}
-        if turn.get("retry") is True and (
+        if _true(turn.get("retry")) and (
             t == 0 or not _list(previous.get("tool_calls")) or not _list(turn.get("tool_calls"))
         ):
             problems.append(
@@ -138,7 +150,7 @@ def _cross_problems(data: Mapping[str, Any], engines: Collection[str] | None) ->
     if (
         last
         and last.get("content") is None
-        and last.get("repeat") is not True
+        and not _true(last.get("repeat"))
         and expect.get("status", "completed") == "completed"
     ):
         problems.append(
@@ -193,7 +205,7 @@ def _call_problems(
     name = call.get("name")
     if not isinstance(name, str):
         return []
-    if call.get("unknown") is True:
+    if _true(call.get("unknown")):
         if name in schemas:
             return [f"{where}.name: marked unknown but '{name}' is defined"]
         return []

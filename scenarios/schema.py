@@ -556,11 +556,12 @@ class Scenario(_Strict):
     @model_validator(mode="wrap")
     @classmethod
     def _cross_check(cls, data: Any, handler: Any, info: ValidationInfo) -> Scenario:
+        # the loader runs cross_problems on the file's data itself, in the same pass as the
+        # field checks; a scenario built in code is checked here, on its validated data
         scenario: Scenario = handler(data)
         if isinstance(data, Scenario) or (info.context or {}).get(CROSS_CHECKED):
             return scenario
-        raw = data if isinstance(data, dict) else scenario.model_dump()
-        problems = cross_problems(raw)
+        problems = cross_problems(scenario.model_dump())
         if problems:
             raise ValueError("; ".join(problems))
         return scenario

@@ -445,3 +445,27 @@ def test_nested_object_schemas_are_closed_unless_they_say_otherwise():
         "additionalProperties": False,
     }
     assert "additionalProperties" not in schema  # the schema as written is left as it was
+
+
+def test_a_scenario_built_in_code_is_held_to_the_same_cross_checks():
+    from pydantic import ValidationError
+
+    from scenarios import ScriptToolCall, ToolDef, Turn
+    from scenarios.schema import Scenario
+
+    with pytest.raises(ValidationError) as caught:
+        Scenario(
+            name="code",
+            description="d",
+            user="u",
+            tools=[ToolDef(name="search", description="d")],
+            script=[
+                Turn(tool_calls=[ScriptToolCall(name="serch", args={"q": 1})]),
+                Turn(content="c"),
+            ],
+        )
+    [error] = caught.value.errors()
+    assert error["msg"] == (
+        "Value error, script[0].tool_calls[0].name: tool 'serch' is not defined; did you mean "
+        "'search'?"
+    )
