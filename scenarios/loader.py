@@ -2,24 +2,32 @@
 
 Scenario files are shared, so they are read as untrusted input: a file is at most
 ``MAX_FILE_BYTES`` of UTF-8; the YAML is parsed with the safe loader, nesting at most
-``MAX_DEPTH`` levels, every string at most ``MAX_STRING_CHARS``; and the document *as its
-aliases expand* holds at most ``MAX_NODES`` values and ``MAX_EXPANDED_CHARS`` characters, so a
-few kilobytes of nested anchors (a "billion laughs") are refused in milliseconds instead of
-expanding in whatever walks the data next. A recursive alias is refused too. Every problem is
-one line per file; a bad file never stops the other files of a folder from being checked.
+``MAX_DEPTH`` levels, every string at most ``MAX_STRING_CHARS``, every integer at most
+``MAX_INT_DIGITS`` digits; the file holds at most ``MAX_NODES`` keys and values, counted while
+it is composed (a dense 1 MiB list is refused after its first ``MAX_NODES`` values, not after
+all of them); and the document *as its aliases expand* holds at most ``MAX_NODES`` values and
+``MAX_EXPANDED_CHARS`` characters, so a few kilobytes of nested anchors (a "billion laughs")
+are refused in milliseconds instead of expanding in whatever walks the data next. A recursive
+alias is refused too. Every problem is one line per file; a bad file never stops the other
+files of a folder from being checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from scenarios.schema import Scenario
+from scenarios.checks import cross_problems, did_you_mean
+from scenarios.schema import CROSS_CHECKED, Scenario
 
 BUILTIN_DIR = Path(__file__).resolve().parent
 
@@ -28,6 +36,8 @@ MAX_DEPTH = 32
 MAX_STRING_CHARS = 100_000
 MAX_NODES = 50_000
 MAX_EXPANDED_CHARS = 2_000_000
+MAX_INT_DIGITS = 4300  # Python's own default bound for converting an int to and from text
+_MAX_INT_BITS = int(MAX_INT_DIGITS * 3.3219)  # log2(10): the same bound for hex, octal, ...
 
 
 class ScenarioError(ValueError):
@@ -59,12 +69,16 @@ def _where(node: Node) -> str:
 
 
 class _BoundedLoader(yaml.SafeLoader):
-    """The safe loader, refusing nesting deeper than ``MAX_DEPTH`` while it composes
-    (the composer recurses: deeper input would end in a RecursionError)."""
+    """The safe loader, refusing while it composes nesting deeper than ``MAX_DEPTH`` (the
+    composer recurses: deeper input would end in a RecursionError) and more than
+    ``MAX_NODES`` keys and values (composing is the slow part: ~25 µs a value); and refusing
+    integers past ``MAX_INT_DIGITS`` digits and values no constructor can build (a date
+    ``2026-13-45``) as one line naming the place, never an exception of its own."""
 
     def __init__(self, stream: str):
         super().__init__(stream)
         self._depth = 0
+        self._nodes = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:
         self._depth += 1
@@ -72,9 +86,43 @@ class _BoundedLoader(yaml.SafeLoader):
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark
                 raise YAMLLimitError(f"line {mark.line + 1}: nested deeper than {MAX_DEPTH} levels")
+            if not self.check_event(AliasEvent):  # an alias adds no node: check_expansion
+                self._nodes += 1
+                if self._nodes > MAX_NODES:
+                    mark = self.peek_event().start_mark
+                    raise YAMLLimitError(
+                        f"line {mark.line + 1}: more than {MAX_NODES:,} keys and values in the "
+                        "file; a scenario holds its script, not a data set"
+                    )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError, TypeError) as exc:
+            if isinstance(exc, YAMLLimitError):
+                raise
+            kind = node.tag.rsplit(":", 1)[-1]
+            text = f"'{node.value[:40]}'" if isinstance(node, ScalarNode) else "this value"
+            raise ConstructorError(
+                None,
+                None,
+                f"cannot read {text} as a {kind}: {exc} (quote it to make it text)",
+                node.start_mark,
+            ) from None
+
+    def construct_yaml_int(self, node: Node) -> int:
+        # Python refuses to read (and later to print) an int of more than 4,300 digits
+        text = str(node.value)
+        value = None if len(text) > MAX_INT_DIGITS else super().construct_yaml_int(node)
+        if value is None or value.bit_length() > _MAX_INT_BITS:
+            raise YAMLLimitError(f"{_where(node)}an integer of more than {MAX_INT_DIGITS:,} digits")
+        return value
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 
 
 def _children(node: Node) -> list[Node]:
@@ -162,13 +210,81 @@ def _problems(exc: ValidationError) -> list[str]:
         message = err["msg"].removeprefix("Value error, ")
         # pydantic repeats the model name for union members; keep the user's path only
         loc = [p for p in err["loc"] if not (isinstance(p, str) and p[:1].isupper())]
+        if err["type"] == "extra_forbidden" and loc:
+            message = _unknown_field(loc)
         where = _format_loc(loc)
         problems.append(f"{where}: {message}" if where else message)
     return problems
 
 
-def parse_scenario(text: str, source: Path | str = "<string>") -> Scenario:
-    """Parse YAML text into a validated Scenario; raises ScenarioError."""
+def _unknown_field(loc: list[Any]) -> str:
+    fields = fields_at(loc[:-1])
+    if not fields:
+        return "unknown field"
+    guess = did_you_mean(str(loc[-1]), fields)
+    if guess is not None:
+        return f"unknown field; did you mean '{guess}'?"
+    return f"unknown field; valid fields: {', '.join(fields)}"
+
+
+def fields_at(loc: Iterable[object]) -> list[str]:
+    """The field names of the scenario model at ``loc`` (a field path), or [] if none."""
+    kind: Any = Scenario
+    for part in loc:
+        kind = _model_or_container(kind)
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            field = kind.model_fields.get(str(part))
+            if field is None:
+                return []
+            kind = field.annotation
+        elif get_origin(kind) in (list, dict):
+            kind = get_args(kind)[-1]  # the item (list) or the value (dict) type
+        else:
+            return []
+    kind = _model_or_container(kind)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return list(kind.model_fields)
+    return []
+
+
+def _model_or_container(kind: Any) -> Any:
+    """The model, list or dict type inside an annotation (``X | None``, ``Annotated``)."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    if get_origin(kind) in (Union, UnionType):
+        for member in get_args(kind):
+            member = _model_or_container(member)
+            if get_origin(member) in (list, dict) or (
+                isinstance(member, type) and issubclass(member, BaseModel)
+            ):
+                return member
+    return kind
+
+
+_FIELD_ORDER = {name: i for i, name in enumerate(Scenario.model_fields)}
+_PLACE = re.compile(r"^([A-Za-z_]+)(?:\[(\d+)\])?")
+
+
+def _in_field_order(problems: list[str]) -> list[str]:
+    """Problems sorted by the field they name (the scenario's field order, then the index),
+    the same problem once."""
+
+    def key(problem: str) -> tuple[int, int]:
+        match = _PLACE.match(problem)
+        if match is None:
+            return len(_FIELD_ORDER), -1
+        index = int(match.group(2)) if match.group(2) else -1
+        return _FIELD_ORDER.get(match.group(1), len(_FIELD_ORDER)), index
+
+    return sorted(dict.fromkeys(problems), key=key)
+
+
+def parse_scenario(
+    text: str, source: Path | str = "<string>", *, engines: Collection[str] | None = None
+) -> Scenario:
+    """Parse YAML text into a validated Scenario; raises ScenarioError listing every
+    problem of the file at once. ``engines``: the engine names ``expect.engines`` may name
+    (None: any)."""
     if len(text) > MAX_FILE_BYTES:
         raise ScenarioError(source, [f"{len(text):,} characters; a scenario is at most 1 MiB"])
     try:
@@ -188,15 +304,20 @@ def parse_scenario(text: str, source: Path | str = "<string>") -> Scenario:
         raise ScenarioError(source, [f"invalid YAML: {where}{reason}"]) from None
     if not isinstance(data, dict):
         raise ScenarioError(source, ["expected a mapping of scenario fields at the top level"])
+    problems: list[str] = []
     try:
-        scenario = Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data, context={CROSS_CHECKED: True})
+        problems = cross_problems(data, engines=engines)
     except ValidationError as exc:
-        raise ScenarioError(source, _problems(exc)) from None
+        problems = _problems(exc) + cross_problems(data, engines=engines)
     except RecursionError:  # a backstop: the limits above keep the data far shallower
         raise ScenarioError(source, ["refused: nested too deeply to validate"]) from None
     stem = Path(str(source)).stem
-    if str(source) != "<string>" and scenario.name != stem:
-        raise ScenarioError(source, [f"name: '{scenario.name}' must equal the file name '{stem}'"])
+    name = data.get("name")
+    if str(source) != "<string>" and isinstance(name, str) and name != stem:
+        problems.append(f"name: '{name}' must equal the file name '{stem}'")
+    if problems:
+        raise ScenarioError(source, _in_field_order(problems))
     return scenario
 
 
@@ -220,10 +341,11 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def load_scenario(path: Path | str) -> Scenario:
-    """Load one scenario file; raises ScenarioError naming the file, field and reason."""
+def load_scenario(path: Path | str, *, engines: Collection[str] | None = None) -> Scenario:
+    """Load one scenario file; raises ScenarioError naming the file, field and reason of
+    every problem (``engines``: as for ``parse_scenario``)."""
     path = Path(path)
-    return parse_scenario(read_text(path), path)
+    return parse_scenario(read_text(path), path, engines=engines)
 
 
 def scenario_files(directory: Path | str | None = None) -> list[Path]:

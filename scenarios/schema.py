@@ -7,26 +7,29 @@ the limits every engine maps to its own knobs, and what must come out.
 from __future__ import annotations
 
 import json
-import time
-from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
-import regex
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema import Draft202012Validator
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from scenarios.argschema import closed_schema, schema_problem
+from scenarios.checks import cross_problems
 from scenarios.tool_results import result_text
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-FAULT_TAGS = frozenset({"fault", "failure"})
+FAULT_TAGS = frozenset({"fault", "failure"})  # in the fault matrix even if nothing fails
+HAPPY_PATH_TAG = "happy-path"  # in the performance sections even if something fails
+REFERENCE_TAG = "reference"  # the reference scenario (customer_returns)
+FaultKind = Literal["llm", "tool", "guard"]
+FAULT_KINDS: tuple[FaultKind, ...] = ("llm", "tool", "guard")
 Status = Literal["completed", "failed", "aborted", "error"]
 MAX_RECORDED_MS = 3_600_000.0  # an hour: the bound of every recorded duration
 MAX_RECORDED_TOKENS = 10_000_000
@@ -36,59 +39,7 @@ Milliseconds = Annotated[float, Field(ge=0, le=MAX_RECORDED_MS)]
 # or grow a worker without limit (the loader bounds the file's size and shape).
 MAX_LATENCY_MS = 60_000.0  # one scripted delay: a minute
 MAX_WAIT_S = 600.0  # one timeout or LLM delay: ten minutes
-
-
-# A schema's `pattern` is the file's own regular expression: matched with a time limit (and
-# all matches of one file within a budget), so that a catastrophic one ("^(a|aa)+$" on a
-# long scripted argument) cannot hang the loader.
-REGEX_TIMEOUT_S = 0.2
-REGEX_BUDGET_S = 1.0
-_regex_left_s: ContextVar[float] = ContextVar("regex_left_s", default=REGEX_BUDGET_S)
-
-
-def _search(pattern: str, text: str) -> bool:
-    left = _regex_left_s.get()
-    started = time.perf_counter()
-    try:
-        found = regex.search(pattern, text, timeout=max(min(REGEX_TIMEOUT_S, left), 0.001))
-        return found is not None
-    except TimeoutError:
-        raise ValidationError(
-            f"pattern {pattern!r} takes longer than {REGEX_TIMEOUT_S} s on {text[:40]!r} "
-            f"(or the file's patterns over {REGEX_BUDGET_S} s in all); simplify the regular "
-            "expression (catastrophic backtracking)"
-        ) from None
-    finally:
-        _regex_left_s.set(left - (time.perf_counter() - started))
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
-    try:
-        matched = not validator.is_type(instance, "string") or _search(pattern, instance)
-    except ValidationError as exc:
-        yield exc
-        return
-    if not matched:
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(validator: Any, patterns: dict, instance: Any, schema: Any) -> Any:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            try:
-                matched = _search(pattern, key)
-            except ValidationError as exc:
-                yield exc
-                return
-            if matched:
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-ArgsValidator = validators.extend(
-    Draft202012Validator, {"pattern": _pattern, "patternProperties": _pattern_properties}
-)
+CROSS_CHECKED = "cross_checked"  # validation context: the caller ran ``cross_problems`` itself
 
 
 class _Strict(BaseModel):
@@ -158,20 +109,20 @@ class ToolDef(_Strict):
     @field_validator("parameters")
     @classmethod
     def _valid_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
-        if schema.get("type") != "object":
-            raise ValueError("tool parameters must be a JSON Schema with type: object")
-        dangling = _dangling_key(schema)
-        if dangling is not None:
-            where, key = dangling
-            raise ValueError(
-                f"{where}: key {key!r} has no value; in YAML a comma splits a {{...}} mapping, "
-                "so quote text that contains one"
-            )
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise ValueError(problem)
         return schema
+
+    @property
+    def args_schema(self) -> dict[str, Any]:
+        """The schema arguments are judged by: ``parameters`` closed to other keys
+        (``scenarios.argschema``); never sent to the LLM."""
+        return closed_schema(self.parameters)
+
+    def valid_args(self, args: Any) -> bool:
+        """Whether ``args`` fit the tool's closed schema (the harness's ``valid_tool_args``)."""
+        return bool(Draft202012Validator(self.args_schema).is_valid(args))
 
     @property
     def fixed_result(self) -> str | None:
@@ -181,36 +132,6 @@ class ToolDef(_Strict):
         if self.handler is not None or b.raises is not None or b.hangs or b.results:
             return None
         return result_text(b.returns, b.returns_size_kb)
-
-
-_NULLABLE_KEYWORDS = frozenset({"default", "const", "examples", "enum"})
-
-
-def _dangling_key(schema: dict[str, Any]) -> tuple[str, str] | None:
-    """The first ``key: null`` that is no JSON Schema keyword (``{description: a, b}``).
-
-    Iterative and visiting each object once: YAML aliases share one object among many
-    places, and a walk that re-entered it at each place would be exponential in the nesting.
-    """
-    seen: set[int] = set()
-    stack: list[tuple[Any, str]] = [(schema, "")]
-    while stack:
-        node, where = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, dict):
-            children = []
-            for key, value in node.items():
-                if key in _NULLABLE_KEYWORDS:
-                    continue
-                if value is None:
-                    return where.lstrip(".") or "parameters", str(key)
-                children.append((value, f"{where}.{key}"))
-            stack.extend(reversed(children))  # depth first, in the file's order
-        elif isinstance(node, list):
-            stack.extend((item, where) for item in reversed(node))
-    return None
 
 
 class ScriptToolCall(_Strict):
@@ -384,6 +305,19 @@ class TurnTiming(_Strict):
         return self.model_copy(update=update)
 
 
+class Needs(_Strict):
+    """What the model must have read to give a turn's answer (the mock answers only from
+    what it received): each ``seen`` text must be in the request's messages, else the mock
+    answers ``otherwise`` — what a model that did not see it would say."""
+
+    seen: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1, max_length=16)
+    otherwise: str = Field(min_length=1, description="the answer when a text is missing")
+
+    def missing(self, received: str) -> list[str]:
+        """The ``seen`` texts that ``received`` (the request's message texts) lacks."""
+        return [text for text in self.seen if text not in received]
+
+
 class Turn(_Strict):
     """One answer of the mocked LLM: tool calls, or content (the final answer)."""
 
@@ -403,12 +337,22 @@ class Turn(_Strict):
     timing: TurnTiming | None = Field(
         default=None, description="recorded timings, played by the 'recorded' latency profile"
     )
+    needs: Needs | None = Field(
+        default=None, description="texts the model must have received to give this answer"
+    )
 
     @model_validator(mode="after")
     def _says_something(self) -> Turn:
         if self.content is None and not self.tool_calls:
             raise ValueError("a turn needs content or tool_calls")
         return self
+
+    def as_received(self, received: str) -> Turn:
+        """This turn, or — when ``received`` (the texts of the request's messages) lacks a
+        text it ``needs`` — the answer of a model that did not see it."""
+        if self.needs is None or not self.needs.missing(received):
+            return self
+        return Turn(content=self.needs.otherwise, latency_ms=self.latency_ms, timing=self.timing)
 
 
 class Message(_Strict):
@@ -555,57 +499,72 @@ class Scenario(_Strict):
     def tool_map(self) -> dict[str, ToolDef]:
         return {tool.name: tool for tool in self.tools}
 
+    # -- what the harness does with it (docs/scenarios.md, "What a scenario is for") --------
+
+    @property
+    def fault_kinds(self) -> frozenset[FaultKind]:
+        """What the scenario's data makes go wrong: ``llm`` (a scripted LLM fault), ``tool``
+        (a tool that raises, hangs or fails its first calls), ``guard`` (the model misbehaves
+        or a limit must act: an unknown tool, malformed arguments, a repeating last turn, a
+        denied confirmation, an expected abort). Tagged ``fault`` or ``failure`` with none of
+        these: ``guard``. Empty: not a fault scenario."""
+        kinds = self._derived_kinds
+        if not kinds and FAULT_TAGS & set(self.tags):
+            return frozenset({"guard"})
+        return kinds
+
+    @property
+    def fault_kind(self) -> FaultKind | None:
+        """The main one of ``fault_kinds`` (llm, then tool, then guard), or None."""
+        return next((k for k in FAULT_KINDS if k in self.fault_kinds), None)
+
     @property
     def is_fault(self) -> bool:
-        """A failure scenario (tagged ``fault`` or ``failure``): judged by its outcome."""
-        return bool(FAULT_TAGS & set(self.tags))
+        """In the fault matrix: judged by its outcome on every engine."""
+        return bool(self.fault_kinds)
 
-    @model_validator(mode="after")
-    def _cross_check(self) -> Scenario:
-        _regex_left_s.set(REGEX_BUDGET_S)  # this file's budget for its schemas' patterns
-        names = [tool.name for tool in self.tools]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"tools: duplicate tool names {duplicates}")
-        for i, tool in enumerate(self.tools):
-            if tool.approval == "deny" and not tool.require_confirmation:
-                raise ValueError(
-                    f"tools[{i}].approval: 'deny' has no effect without require_confirmation: true"
-                )
-        tools = self.tool_map
-        for t, turn in enumerate(self.script):
-            if turn.repeat and t != len(self.script) - 1:
-                raise ValueError(f"script[{t}].repeat: only the last turn may repeat")
-            for c, call in enumerate(turn.tool_calls):
-                where = f"script[{t}].tool_calls[{c}]"
-                if call.unknown:
-                    if call.name in tools:
-                        raise ValueError(
-                            f"{where}.name: marked unknown but '{call.name}' is defined"
-                        )
-                    continue
-                if call.name not in tools:
-                    raise ValueError(f"{where}.name: tool '{call.name}' is not defined")
-                if call.raw_arguments is not None:
-                    continue
-                error = next(
-                    iter(ArgsValidator(tools[call.name].parameters).iter_errors(call.args)), None
-                )
-                if error is not None:
-                    path = "".join(f".{p}" for p in error.absolute_path)
-                    raise ValueError(f"{where}.args{path}: {error.message}")
-        for t, turn in enumerate(self.script):
-            if turn.retry and (t == 0 or not self.script[t - 1].tool_calls or not turn.tool_calls):
-                raise ValueError(
-                    f"script[{t}].retry: a retry turn repeats tool calls after a turn with tool calls"
-                )
-        last = self.script[-1]
-        if last.content is None and not last.repeat and self.expect.status == "completed":
-            raise ValueError(
-                "script: ends with tool calls but expect.status is completed; "
-                "end with a content turn or expect another status"
-            )
-        return self
+    @property
+    def is_performance(self) -> bool:
+        """In the performance sections (their completed runs): tagged ``happy-path``, or
+        nothing in its data goes wrong. A scenario can be both this and a fault scenario."""
+        return HAPPY_PATH_TAG in self.tags or not self._derived_kinds
+
+    @property
+    def is_reference(self) -> bool:
+        """Tagged ``reference``: each worker's cold first run and the throughput phase."""
+        return REFERENCE_TAG in self.tags
+
+    @property
+    def _derived_kinds(self) -> frozenset[FaultKind]:
+        kinds: set[FaultKind] = set()
+        if any(turn.fault is not None for turn in self.script):
+            kinds.add("llm")
+        if any(t.behavior.raises or t.behavior.hangs or t.behavior.fail_times for t in self.tools):
+            kinds.add("tool")
+        calls = [call for turn in self.script for call in turn.tool_calls]
+        statuses = {self.expect.status} if isinstance(self.expect.status, str) else set()
+        statuses |= set(self.expect.status) if isinstance(self.expect.status, list) else set()
+        if (
+            any(call.unknown or call.raw_arguments is not None for call in calls)
+            or self.script[-1].repeat
+            or any(t.require_confirmation and t.approval == "deny" for t in self.tools)
+            or "aborted" in statuses
+        ):
+            kinds.add("guard")
+        return frozenset(kinds)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _cross_check(cls, data: Any, handler: Any, info: ValidationInfo) -> Scenario:
+        # the loader runs cross_problems on the file's data itself, in the same pass as the
+        # field checks; a scenario built in code is checked here, on its validated data
+        scenario: Scenario = handler(data)
+        if isinstance(data, Scenario) or (info.context or {}).get(CROSS_CHECKED):
+            return scenario
+        problems = cross_problems(scenario.model_dump())
+        if problems:
+            raise ValueError("; ".join(problems))
+        return scenario
 
     def react_script(self) -> list[Turn]:
         """The script as a ReAct client sees it: one action per turn."""

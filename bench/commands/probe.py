@@ -69,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
             )
     config = default_config(library, engines=engines, quick=args.quick, scenario_dir=scenario_dir)
     if not config.scenarios:
-        raise UsageError(f"{scenario_dir or 'scenarios/'}: no scenario tagged happy-path")
+        raise UsageError(
+            f"{scenario_dir or 'scenarios/'}: no performance scenario (tagged happy-path, or with nothing that fails)"
+        )
     started = time.monotonic()
     path = probe_engines(out, config, progress=lambda text: print(text, file=sys.stderr))
     print(f"wrote {path} in {time.monotonic() - started:.0f} s")

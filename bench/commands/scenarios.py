@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from bench.engines import ENGINE_NAMES
     from bench.results.escape import visible
     from scenarios import ScenarioError, handler_problems, load_scenario, scenario_files
 
@@ -68,13 +69,13 @@ def _validate(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            scenario = load_scenario(path)
+            scenario = load_scenario(path, engines=ENGINE_NAMES)
         except ScenarioError as exc:
             bad += 1
             print(visible(str(exc)))
             continue
         # a handler is checked (imported) only when the options allow it
-        problems = unknown_engines(scenario) + handler_problems(scenario, handlers, resolve=True)
+        problems = handler_problems(scenario, handlers, resolve=True)
         if problems:
             bad += 1
             print(visible(str(ScenarioError(path, problems))))
@@ -85,12 +86,9 @@ def _validate(args: argparse.Namespace) -> int:
 def unknown_engines(scenario: Scenario) -> list[str]:
     """Per-engine overrides naming no engine (a typo would silently never apply)."""
     from bench.engines import ENGINE_NAMES
+    from scenarios.checks import engine_problems
 
-    return [
-        f"expect.engines.{name}: unknown engine; valid engines: {', '.join(ENGINE_NAMES)}"
-        for name in scenario.expect.engines
-        if name not in ENGINE_NAMES
-    ]
+    return engine_problems(scenario.expect.engines, ENGINE_NAMES)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -29,7 +29,6 @@ from bench.results.store import RunStore
 from bench.runner.process import worker_env
 from scenarios import Scenario
 
-HAPPY_PATH = "happy-path"
 QUICK_SCENARIOS = ("customer_returns", "single_tool")
 WORKER_TIMEOUT_S = 600.0
 
@@ -61,8 +60,9 @@ def probed_engines() -> tuple[tuple[str, ...], dict[str, str]]:
 
 
 def happy_path(scenarios: dict[str, Scenario], *, quick: bool = False) -> tuple[str, ...]:
-    """The scenarios tagged happy-path (with ``quick``: only the two smallest of them)."""
-    names = tuple(n for n, s in scenarios.items() if HAPPY_PATH in s.tags)
+    """The performance scenarios (``Scenario.is_performance``; with ``quick``: only the two
+    smallest of them)."""
+    names = tuple(n for n, s in scenarios.items() if s.is_performance)
     return tuple(n for n in names if n in QUICK_SCENARIOS) if quick else names
 
 

@@ -113,7 +113,7 @@ def _answer(mock: MockLLM, raw: bytes) -> MockReply:
             )
             return _refuse(mock, body, 400, message)
         index = len(script) - 1
-    turn = script[index]
+    turn, _ = mock.as_received(script[index], messages)
     forced_text = (body.get("tool_choice") or {}).get("type") == "none" and bool(turn.tool_calls)
     if forced_text:
         turn = Turn(

@@ -46,6 +46,15 @@ from scenarios import Fault, Scenario, Turn, load_scenarios
 CACHE_ENTRIES = 4096  # per cache: far more than the distinct bodies of a benchmark run
 
 
+def _message_text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
 @dataclass
 class MockLLM:
     """Answers chat-completion requests from scenario scripts: the scenario by model name, the
@@ -63,9 +72,9 @@ class MockLLM:
         self._fault_hits: LRU[tuple[str, int], int] = LRU(CACHE_ENTRIES)
         self._fault_lock = threading.Lock()
         self._tools_tokens: LRU[str, int] = LRU(CACHE_ENTRIES)
-        self._completions: LRU[tuple[str, Protocol, int, int, bool], tuple[Completion, int]] = LRU(
-            CACHE_ENTRIES
-        )
+        self._completions: LRU[
+            tuple[str, Protocol, int, int, tuple[bool, bool]], tuple[Completion, int]
+        ] = LRU(CACHE_ENTRIES)
         self._results: LRU[str, dict[str, str]] = LRU(CACHE_ENTRIES)  # scenario -> tool -> result
 
     def reset(self) -> None:
@@ -145,7 +154,7 @@ class MockLLM:
                     ),
                 )
             index = len(script) - 1
-        turn = script[index]
+        turn, seen = self.as_received(script[index], messages)
         forced_text = body.get("tool_choice") == "none" and bool(turn.tool_calls)
         if forced_text:
             # a client forbidding tools (e.g. a forced summary) gets text, as OpenAI answers
@@ -169,7 +178,7 @@ class MockLLM:
                 fault_delay = turn.fault.delay_s or 0.0
                 struck = turn.fault
         completion, completion_tokens = self._completion(
-            scenario, protocol, index, answered, turn, forced_text
+            scenario, protocol, index, answered, turn, (forced_text, seen)
         )
         stream = bool(body.get("stream"))
         # jitter is keyed by the turn, not the body: every engine gets the same delay
@@ -233,6 +242,17 @@ class MockLLM:
                 tools_tokens = self._tools_tokens[key] = tools_tokens_of(tools)
         return sum(message_tokens(m) for m in messages) + tools_tokens + REPLY_PRIMING
 
+    @staticmethod
+    def as_received(turn: Turn, messages: list[dict[str, Any]]) -> tuple[Turn, bool]:
+        """The scripted turn as a model answers from what it received: a turn that ``needs``
+        a text missing from the request's messages (a tool result an engine cleared or cut)
+        gets the scenario's "did not see it" answer. Returns (turn, whether it saw them)."""
+        if turn.needs is None:
+            return turn, True
+        received = "\n".join(_message_text(m.get("content")) for m in messages)
+        answered = turn.as_received(received)
+        return answered, answered is turn
+
     def fixed_results(self, scenario: Scenario) -> dict[str, str]:
         results = self._results.get(scenario.name)
         if results is None:
@@ -248,9 +268,9 @@ class MockLLM:
         index: int,
         answered: int,
         turn: Any,
-        forced_text: bool,
+        variant: tuple[bool, bool],  # (text forced by tool_choice none, the needed texts seen)
     ) -> tuple[Completion, int]:
-        key = (scenario.name, protocol, index, answered, forced_text)
+        key = (scenario.name, protocol, index, answered, variant)
         cached = self._completions.get(key)
         if cached is None:
             completion = render(turn, answered, protocol)

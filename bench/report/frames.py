@@ -65,9 +65,10 @@ SCENARIO_COLUMNS: dict[str, str] = {
     "scenario": "scenario name",
     "description": "what it probes (untrusted text)",
     "tags": "tuple of tags",
-    "fault": "True for failure scenarios (tag 'fault' or 'failure')",
+    "fault": "True for fault scenarios (scenarios.Scenario.is_fault)",
+    "performance": "True for performance scenarios (Scenario.is_performance); may be a fault too",
     "expect_outcome": "the base expectation's outcome fields (scenarios.Expect.outcome)",
-    "fault_kind": "llm | tool | guard: what a fault scenario probes (report.load.fault_kind)",
+    "fault_kind": "llm | tool | guard: what a fault scenario probes (Scenario.fault_kind)",
     "expect_status": "the status a production agent should reach (base expectation)",
     "expect_termination": "the expected termination reason, or None",
     "expect_final_contains": "text the final answer must contain, or None",
@@ -214,6 +215,10 @@ class RunData:
                 )
         fault = scenarios["fault"].astype(object)
         scenarios["fault"] = fault.where(fault.notna(), False).astype(bool)
+        performance = scenarios["performance"].astype(object)
+        # a run folder written before the column: performance is "not a fault"
+        scenarios["performance"] = performance.where(performance.notna(), ~scenarios["fault"])
+        scenarios["performance"] = scenarios["performance"].astype(bool)
         object.__setattr__(self, "runs", runs)
         object.__setattr__(self, "scenarios", scenarios.reset_index(drop=True))
         object.__setattr__(self, "footprint", _conform(self.footprint, FOOTPRINT_COLUMNS))
@@ -237,7 +242,7 @@ class RunData:
 
     @property
     def happy_scenarios(self) -> list[str]:
-        names = self.scenarios.loc[~self.scenarios["fault"], "scenario"]
+        names = self.scenarios.loc[self.scenarios["performance"], "scenario"]
         return sorted(set(names) & set(self.runs["scenario"]))
 
     def with_(self, **changes: Any) -> RunData:
@@ -254,6 +259,7 @@ def scenarios_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
             "description": [""] * len(names),
             "tags": [()] * len(names),
             "fault": [False] * len(names),
+            "performance": [True] * len(names),
             "expect_status": ["completed"] * len(names),
             "expect_termination": [None] * len(names),
             "expect_final_contains": [None] * len(names),

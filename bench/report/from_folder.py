@@ -98,18 +98,6 @@ def _ttft(rows: list[TtftRow]) -> pd.DataFrame | None:
     return pd.DataFrame(records) if records else None
 
 
-def fault_kind(scenario: Any) -> str:
-    """What a fault scenario probes: ``llm`` (the model's side fails: HTTP errors, timeouts,
-    broken streams — what retries are for), ``tool`` (a tool fails or hangs: timeouts,
-    breakers, error handling), else ``guard`` (the model misbehaves: loops, oversized
-    context, step limits, unapproved actions, malformed or unknown calls)."""
-    if any(turn.fault is not None for turn in scenario.script):
-        return "llm"
-    if any(t.behavior.raises or t.behavior.hangs or t.behavior.fail_times for t in scenario.tools):
-        return "tool"
-    return "guard"
-
-
 def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.DataFrame | None:
     from scenarios import ScenarioError, load_scenarios
 
@@ -132,7 +120,8 @@ def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.Da
                 "description": " ".join(scenario.description.split()),
                 "tags": tags,
                 "fault": scenario.is_fault,
-                "fault_kind": fault_kind(scenario) if scenario.is_fault else None,
+                "performance": scenario.is_performance,
+                "fault_kind": scenario.fault_kind,
                 "expect_outcome": scenario.expect.outcome(),
                 "expect_status": scenario.expect.status,
                 "expect_termination": scenario.expect.termination,

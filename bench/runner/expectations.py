@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from bench.engines.base import RunRecord
 from scenarios import Scenario
 from scenarios.expect import misses
@@ -17,11 +15,11 @@ from scenarios.expect import misses
 
 def observed(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
     """What a run showed, in the terms expectations are judged in (``scenarios.expect``)."""
-    schemas = {tool.name: tool.parameters for tool in scenario.tools}
+    defined = scenario.tool_map
     invalid = 0
     for tool in record.tools:
-        schema = schemas.get(tool.name)
-        if schema is not None and not Draft202012Validator(schema).is_valid(tool.args):
+        definition = defined.get(tool.name)
+        if definition is not None and not definition.valid_args(tool.args):
             invalid += 1
     return {
         "status": record.status,

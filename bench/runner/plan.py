@@ -295,7 +295,8 @@ def build_plan(
         for latency in config.latencies:
             est = estimate_run_s(scenarios[name], latency)
             n = repeats_for(est, config)
-            if scenarios[name].is_fault and config.fault_repeat and config.repeat is None:
+            timed = scenarios[name].is_performance  # its runs feed the performance sections
+            if not timed and config.fault_repeat and config.repeat is None:
                 n = min(n, config.fault_repeat)
             plan.repeats[(name, latency)] = n
             base, extra = divmod(n, config.rounds)

@@ -299,7 +299,7 @@ def _call(raw: dict[str, Any], tools: dict[str, ToolDef], where: str) -> ScriptT
         args = None
     valid = isinstance(args, dict)
     if valid and not unknown:
-        for error in ArgsValidator(tools[name].parameters).iter_errors(args):
+        for error in ArgsValidator(tools[name].args_schema).iter_errors(args):
             if error.message.startswith("pattern ") and _TIMED_OUT in error.message:
                 path = "".join(f".{p}" for p in error.absolute_path)
                 raise BuildError(f"{where}.arguments{path}: {error.message}")

@@ -350,3 +350,63 @@ def test_a_catastrophic_pattern_in_a_tool_schema_cannot_hang_the_loader(folder):
             "0 valid, 1 invalid (1 files)",
         ],
     )
+
+
+# -- YAML values no constructor can build, and files too dense to compose -------------------
+
+LONG_INT = "1" * 5000
+
+
+def test_a_huge_integer_or_an_impossible_date_is_one_line_for_every_command(folder, tmp_path):
+    (folder / "bigint.yaml").write_text(good("bigint").replace("temperature: 14", LONG_INT))
+    (folder / "date.yaml").write_text(
+        good("date").replace(
+            "user: What", "history: [{role: user, content: 2026-13-45}]\nuser: What"
+        )
+    )
+    (folder / "hexint.yaml").write_text(good("hexint").replace("14}", f"0x{'f' * 4000}}}"))
+    (folder / "fine.yaml").write_text(good("fine"))
+    lines = [
+        f"{folder}/bigint.yaml: refused YAML: line 13: an integer of more than 4,300 digits",
+        f"{folder}/date.yaml: invalid YAML: line 3, column 33: cannot read '2026-13-45' as a "
+        "timestamp: month must be in 1..12 (quote it to make it text)",
+        f"{folder}/hexint.yaml: refused YAML: line 13: an integer of more than 4,300 digits",
+    ]
+    invalid(
+        schedbench("scenarios", "validate", "--scenario-dir", str(folder)),
+        [*lines, "1 valid, 3 invalid (4 files)"],
+    )
+    for command in (
+        ["scenarios", "list"],
+        ["run", "--quick", "--engines", "raw", "--out", str(tmp_path / "out")],
+    ):
+        done = schedbench(*command, "--scenario-dir", str(folder))
+        assert "Traceback" not in done.stderr
+        assert done.returncode == 2
+        assert done.error_lines == [
+            f"schedbench {command[0]}: error: cannot load scenarios:",
+            *lines,
+        ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_dense_file_is_refused_while_it_is_composed(folder):
+    # 60,000 values, then a syntax error at the end: a loader that composed the whole
+    # document before counting would report the syntax error (or blame aliases)
+    dense = good("dense") + "tags: [" + ", ".join(["a"] * 60_000) + "]]\n"
+    (folder / "dense.yaml").write_text(dense)
+    invalid(
+        schedbench("scenarios", "validate", "--scenario-dir", str(folder)),
+        [
+            f"{folder}/dense.yaml: refused YAML: line 21: more than 50,000 keys and values in "
+            "the file; a scenario holds its script, not a data set",
+            "0 valid, 1 invalid (1 files)",
+        ],
+    )
+
+
+def test_the_node_limit_counts_a_file_of_exactly_the_limit_as_fine():
+    from scenarios.loader import MAX_NODES, safe_yaml
+
+    # the root list and its values: MAX_NODES nodes in all
+    assert safe_yaml("[" + ", ".join(["1"] * (MAX_NODES - 1)) + "]") == [1] * (MAX_NODES - 1)

@@ -83,8 +83,14 @@ def _answer(message) -> tuple:
 
 
 def _scripted(scenario) -> list[tuple]:
-    """What the script says, turn by turn: (text or None, [(tool, args)])."""
-    return [(turn.content, [(c.name, c.args) for c in turn.tool_calls]) for turn in scenario.script]
+    """What the script says, turn by turn: (text or None, [(tool, args)]). ``_play`` sends
+    made-up tool results, so a turn that ``needs`` a real one says its "did not see it"."""
+    return [
+        (turn.needs.otherwise, [])
+        if turn.needs is not None
+        else (turn.content, [(c.name, c.args) for c in turn.tool_calls])
+        for turn in scenario.script
+    ]
 
 
 def _said(message) -> tuple:

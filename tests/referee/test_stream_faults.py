@@ -386,7 +386,8 @@ def _deltas(reply: Any) -> list[dict[str, Any]]:
 
 
 def test_a_truncated_tool_call_stops_mid_arguments():
-    tools = [{"name": "lookup", "description": "d"}]
+    schema = {"type": "object", "properties": {"city": {}, "date": {}}}
+    tools = [{"name": "lookup", "description": "d", "parameters": schema}]
     call = {"name": "lookup", "args": {"city": "Porto", "date": "2026-12-01"}}
     reply = _streamed_reply({"tool_calls": [call], "fault": {"stream": "truncate"}}, tools)
     arguments = "".join(

@@ -84,7 +84,7 @@ BROKEN = {
     ),
     "unknown_field": (
         GOOD.format(name="unknown_field").replace("user:", "usr: typo\nuser:"),
-        "usr: Extra inputs are not permitted",
+        "usr: unknown field; did you mean 'user'?",
     ),
     "deny_without_confirmation": (
         GOOD.format(name="deny_without_confirmation").replace(
@@ -198,9 +198,8 @@ def test_validate_flags_an_override_for_an_unknown_engine(tmp_path, capsys):
     (tmp_path / "typo_engine.yaml").write_text(text, encoding="utf-8")
     assert main(["scenarios", "validate", "--scenario-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().out == (
-        f"{tmp_path / 'typo_engine.yaml'}: expect.engines.lc-reakt: unknown engine; valid engines: "
-        + ", ".join(ENGINE_NAMES)
-        + "\n0 valid, 1 invalid (1 files)\n"
+        f"{tmp_path / 'typo_engine.yaml'}: expect.engines.lc-reakt: unknown engine; did you mean "
+        "'lc-react'? valid engines: " + ", ".join(ENGINE_NAMES) + "\n0 valid, 1 invalid (1 files)\n"
     )
 
 
@@ -256,3 +255,217 @@ def test_validate_exits_2_as_a_real_process(tmp_path):
         f"{tmp_path / 'undefined_tool.yaml'}: {problem}\n0 valid, 1 invalid (1 files)\n"
     )
     assert "Traceback" not in done.stderr
+
+
+# -- every problem of a file in one pass, with "did you mean" ------------------------------
+
+SEARCH = GOOD.replace("get_weather", "search_weather")
+
+
+def test_a_file_with_three_mistakes_reports_all_three_in_field_order(tmp_path):
+    text = (
+        SEARCH.format(name="three")
+        .replace("user:", "usr: typo\nuser:")
+        .replace("  - content: It", "  - tool_calls: [{name: serch_weather}]\n  - content: It")
+        + "expect:\n  llm_calls: three\n"
+    )
+    path = tmp_path / "three.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert caught.value.lines == [
+        f"{path}: script[1].tool_calls[0].name: tool 'serch_weather' is not defined; "
+        "did you mean 'search_weather'?",
+        f"{path}: expect.llm_calls: Input should be a valid integer, unable to parse string as "
+        "an integer",
+        f"{path}: usr: unknown field; did you mean 'user'?",
+    ]
+
+
+def test_cross_field_problems_are_all_reported_not_only_the_first(tmp_path):
+    text = (
+        GOOD.format(name="many")
+        .replace("args: {city: Paris}}]", "args: {city: 75}}]\n    repeat: true")
+        .replace("    behavior:", "    approval: deny\n    behavior:")
+        + "expect:\n  tools: [get_wether]\n  engines:\n    lc-reakt: {reason: typo}\n"
+    )
+    path = tmp_path / "many.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path, engines=ENGINE_NAMES)
+    assert caught.value.lines == [
+        f"{path}: tools[0].approval: 'deny' has no effect without require_confirmation: true",
+        f"{path}: script[0].repeat: only the last turn may repeat",
+        f"{path}: script[0].tool_calls[0].args.city: 75 is not of type 'string'",
+        f"{path}: expect.tools[0]: tool 'get_wether' is not defined; did you mean 'get_weather'?",
+        f"{path}: expect.engines.lc-reakt: unknown engine; did you mean 'lc-react'? valid "
+        "engines: " + ", ".join(ENGINE_NAMES),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("edit", "problems"),
+    [
+        (
+            ("    behavior:", "    behaviour:"),
+            ["tools[0].behaviour: unknown field; did you mean 'behavior'?"],
+        ),
+        (
+            ("args: {city: Paris}}]", "arg: {city: Paris}}]"),
+            [
+                "script[0].tool_calls[0].arg: unknown field; did you mean 'args'?",
+                "script[0].tool_calls[0].args: 'city' is a required property",
+            ],
+        ),
+        (
+            ("  - content: It is 14 °C in Paris.\n", "  - content: It is 14 °C in Paris.\n"
+             "expect:\n  engines:\n    raw: {reason: r, llm_call: 3}\n"),
+            ["expect.engines.raw.llm_call: unknown field; did you mean 'llm_calls'?"],
+        ),
+        (
+            ("      returns:", "      zzz: 1\n      returns:"),
+            [
+                "tools[0].behavior.zzz: unknown field; valid fields: returns, raises, hangs, "
+                "latency_ms, fail_times, fail_message, returns_size_kb, results"
+            ],
+        ),
+    ],
+)  # fmt: skip
+def test_unknown_fields_say_which_field_was_meant(tmp_path, edit, problems):
+    path = tmp_path / "typo.yaml"
+    path.write_text(GOOD.format(name="typo").replace(*edit), encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert caught.value.lines == [f"{path}: {problem}" for problem in problems]
+
+
+# -- tool argument schemas are closed by default ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        (
+            # an unquoted comma in a flow mapping: a second key with no value
+            "{city: Paris, France}",
+            [
+                "script[0].tool_calls[0].args: key 'France' has no value; in YAML a comma "
+                "splits a {...} mapping, so quote text that contains one"
+            ],
+        ),
+        (
+            "{cty: Paris}",
+            [
+                "script[0].tool_calls[0].args: 'city' is a required property",
+                "script[0].tool_calls[0].args: argument 'cty' is not in the tool's schema; "
+                "did you mean 'city'?",
+            ],
+        ),
+        (
+            "{city: Paris, units: metric}",
+            [
+                "script[0].tool_calls[0].args: argument 'units' is not in the tool's schema; "
+                "the tool takes city"
+            ],
+        ),
+    ],
+)
+def test_scripted_arguments_outside_the_schema_are_errors(tmp_path, args, problems):
+    path = tmp_path / "extra.yaml"
+    path.write_text(GOOD.format(name="extra").replace("args: {city: Paris}", f"args: {args}"))
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert caught.value.lines == [f"{path}: {problem}" for problem in problems]
+
+
+def test_a_schema_that_allows_other_keys_keeps_them_allowed(tmp_path):
+    text = GOOD.format(name="open").replace(
+        "      required: [city]", "      required: [city]\n      additionalProperties: true"
+    )
+    path = tmp_path / "open.yaml"
+    path.write_text(text.replace("args: {city: Paris}", "args: {city: Paris, units: metric}"))
+    scenario = load_scenario(path)
+    assert scenario.script[0].tool_calls[0].args == {"city": "Paris", "units": "metric"}
+    assert scenario.tools[0].valid_args({"city": "Paris", "units": "metric"}) is True
+
+
+def test_the_closure_judges_arguments_but_is_never_sent(tmp_path):
+    from bench.engines.base import RunRecord, ToolCallRecord
+    from bench.engines.kit.tools import ScenarioTool
+    from bench.runner.run_worker import observed
+
+    path = tmp_path / "closed.yaml"
+    path.write_text(GOOD.format(name="closed"))
+    scenario = load_scenario(path)
+    tool = scenario.tools[0]
+    as_written = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+    assert ScenarioTool(tool).openai_schema()["function"]["parameters"] == as_written
+    assert tool.args_schema == {**as_written, "additionalProperties": False}
+    ran = [{"city": "Paris"}, {"city": "Paris", "France": None}]
+    record = RunRecord(
+        engine="raw", scenario="closed", status="completed", final_answer="It is 14 °C.",
+        llm_calls=2, tool_calls=2, wall_ms=1.0, cpu_ms=1.0, prompt_tokens=1,
+        completion_tokens=1, requests=[], termination="stop",
+        tools=[ToolCallRecord("get_weather", args, True, 0.1) for args in ran],
+    )  # fmt: skip
+    assert observed(record, scenario)["invalid_tool_args"] == 1
+
+
+def test_nested_object_schemas_are_closed_unless_they_say_otherwise():
+    from scenarios.argschema import closed_schema
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "address": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "tags": {"type": "array", "items": {"type": "object", "properties": {"k": {}}}},
+            "extra": {"type": "object", "properties": {}, "additionalProperties": True},
+            "either": {"anyOf": [{"type": "object", "properties": {"a": {}}}]},
+        },
+    }
+    assert closed_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "address": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            "tags": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"k": {}}, "additionalProperties": False},
+            },
+            "extra": {"type": "object", "properties": {}, "additionalProperties": True},
+            "either": {"anyOf": [{"type": "object", "properties": {"a": {}}}]},
+        },
+        "additionalProperties": False,
+    }
+    assert "additionalProperties" not in schema  # the schema as written is left as it was
+
+
+def test_a_scenario_built_in_code_is_held_to_the_same_cross_checks():
+    from pydantic import ValidationError
+
+    from scenarios import ScriptToolCall, ToolDef, Turn
+    from scenarios.schema import Scenario
+
+    with pytest.raises(ValidationError) as caught:
+        Scenario(
+            name="code",
+            description="d",
+            user="u",
+            tools=[ToolDef(name="search", description="d")],
+            script=[
+                Turn(tool_calls=[ScriptToolCall(name="serch", args={"q": 1})]),
+                Turn(content="c"),
+            ],
+        )
+    [error] = caught.value.errors()
+    assert error["msg"] == (
+        "Value error, script[0].tool_calls[0].name: tool 'serch' is not defined; did you mean "
+        "'search'?"
+    )

@@ -288,7 +288,13 @@ def test_the_yaml_loads_back_to_the_same_scenario_bytes_included() -> None:
     tools = [
         {
             "type": "function",
-            "function": {"name": "find", "parameters": {"type": "object", "properties": {}}},
+            "function": {
+                "name": "find",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"q": {"type": "string"}, "n": {}, "k": {}},
+                },
+            },
         }
     ]
     for e in exchanges:
