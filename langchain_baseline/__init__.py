@@ -103,7 +103,6 @@ _EXPORTS = {
     "review": "production_agent",
     "make_custom_middleware": "custom_middleware",
     "inline_traceable_hops": "tracing",
-    "restore_traceable_hops": "tracing",
     "build_tool_calling_executor_prod": "production_executor",
     "executor_config": "production_executor",
     "ExecutorGuards": "custom_executor",

@@ -5,7 +5,8 @@
 ``aio_to_thread`` — two worker-thread hops per call — whether tracing is on or not.
 langsmith's public ``set_runtime_overrides(aio_to_thread=...)`` (meant for runtimes without
 ``run_in_executor``, such as Temporal) lets a service run that setup and teardown inline on
-the event loop. It is a process-wide switch: a service sets it once at startup. With tracing
+the event loop. It is a process-wide switch: a service sets it once at startup (``set_runtime_overrides()``
+restores the default). With tracing
 *on*, the teardown then runs on the loop too (it only queues the run for langsmith's
 background sender).
 """
@@ -24,8 +25,3 @@ async def _inline(default: Any, ctx: Any, func: Any, /, *args: Any, **kwargs: An
 def inline_traceable_hops() -> None:
     """Run langsmith's span setup and teardown on the event loop (no thread hops)."""
     langsmith.set_runtime_overrides(aio_to_thread=_inline)
-
-
-def restore_traceable_hops() -> None:
-    """langsmith's default again: a worker thread per span setup and teardown."""
-    langsmith.set_runtime_overrides()

@@ -490,7 +490,9 @@ def _langsmith_inlined() -> Iterator[None]:
     finally:
         _inlined_runs -= 1
         if _inlined_runs == 0:
-            lcb.restore_traceable_hops()
+            import langsmith
+
+            langsmith.set_runtime_overrides()  # langsmith's default again
 
 
 class CreateAgentProdStreamEngine(CreateAgentProdEngine):
