@@ -258,7 +258,8 @@ SPECS: tuple[EngineSpec, ...] = (
         True,
         "lc-create-agent-prod driven by astream (messages + updates), as a chat UI streams it",
         _GRAPH_PROD_STACK,
-        _LC_GRAPH_MODES,
+        # stream-debug swaps ainvoke for a debug stream; this engine's run is its own stream
+        tuple(m for m in _LC_GRAPH_MODES if m != "stream-debug"),
         EngineStyle("#2E8B57", ".", "/|", (0, (3, 1, 1, 1, 1, 1))),
         probe_warmup=_LC_PROD_WARMUP,
         config_code=_LC_CREATE_CONFIG,
