@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol
 
@@ -151,27 +151,33 @@ class ValidatedTool(StructuredTool):
         return {**self.json_schema, "description": self.description}
 
 
+def validated_tool(
+    tool: ToolLike, coroutine: Callable[..., Awaitable[Any]] | None = None
+) -> StructuredTool:
+    """``tool`` with its arguments validated by pydantic before the call (an invalid call is
+    answered with the validation error, never run): the docs' way. ``coroutine`` runs the
+    call (default: the tool itself); the optional arguments the model left out stay out."""
+    run = coroutine or tool.acall
+
+    async def acall(**kwargs: Any) -> Any:
+        return await run(**{k: v for k, v in kwargs.items() if v is not None})
+
+    def call(**kwargs: Any) -> Any:
+        return tool.call(**{k: v for k, v in kwargs.items() if v is not None})
+
+    return ValidatedTool(
+        name=tool.name,
+        description=tool.description,
+        args_schema=args_model(tool.name, tool.parameters),
+        json_schema=tool.parameters,
+        func=None if coroutine else call,
+        coroutine=acall,
+    )
+
+
 def validated_tools(tools: Sequence[ToolLike]) -> list[StructuredTool]:
-    """One tool per scenario tool, the arguments validated by pydantic before the call (an
-    invalid call is answered with the validation error, never run): the docs' way."""
-
-    def wrap(tool: ToolLike) -> StructuredTool:
-        async def acall(**kwargs: Any) -> Any:
-            return await tool.acall(**{k: v for k, v in kwargs.items() if v is not None})
-
-        def call(**kwargs: Any) -> Any:
-            return tool.call(**{k: v for k, v in kwargs.items() if v is not None})
-
-        return ValidatedTool(
-            name=tool.name,
-            description=tool.description,
-            args_schema=args_model(tool.name, tool.parameters),
-            json_schema=tool.parameters,
-            func=call,
-            coroutine=acall,
-        )
-
-    return [wrap(tool) for tool in tools]
+    """One ``validated_tool`` per scenario tool."""
+    return [validated_tool(tool) for tool in tools]
 
 
 def react_tools(tools: Sequence[ToolLike]) -> list[Tool]:
