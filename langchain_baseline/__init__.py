@@ -18,8 +18,11 @@ The model is ``ChatOpenAI(model=..., base_url=..., api_key=..., stream_usage=Tru
 timeout=..., max_retries=...)``; the caller may pass its own ``httpx2.AsyncClient`` as
 ``http_async_client`` (the openai SDK 3.x sends through httpx2). Tools are
 ``StructuredTool``\\s whose ``args_schema`` is the tool's JSON Schema dict, passed through
-unchanged, so the LLM sees exactly that schema; ReAct gets single-input ``Tool``\\s instead
-(see ``react_tools``).
+unchanged, so the LLM sees exactly that schema (``structured_tools``: LangChain then
+validates nothing); the production configurations define them the docs' way instead, with a
+pydantic ``args_schema`` generated from that schema (``validated_tools``: arguments checked
+before the tool runs, the same schema bytes shown to the model). ReAct gets single-input
+``Tool``\\s (see ``react_tools``).
 
 How the scenario limits map onto LangChain's knobs with the defaults (``AgentSettings.from_limits``)
 ----------------------------------------------------------------------------------------------
@@ -86,6 +89,8 @@ _EXPORTS = {
     "make_chat_model": "common",
     "react_tools": "common",
     "structured_tools": "common",
+    "validated_tool": "common",
+    "validated_tools": "common",
     "REACT_TEMPLATE": "executors",
     "STOPPED_SENTINELS": "executors",
     "build_react_executor": "executors",
@@ -95,11 +100,13 @@ _EXPORTS = {
     "build_create_agent": "graph_agent",
     "create_agent_config": "graph_agent",
     "create_agent_inputs": "graph_agent",
+    "agent_config": "production_agent",
     "ainvoke_reviewed": "production_agent",
     "build_create_agent_prod": "production_agent",
     "builtin_middleware": "production_agent",
     "review": "production_agent",
     "make_custom_middleware": "custom_middleware",
+    "inline_traceable_hops": "tracing",
     "build_tool_calling_executor_prod": "production_executor",
     "executor_config": "production_executor",
     "ExecutorGuards": "custom_executor",

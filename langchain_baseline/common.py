@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from langchain_core.tools import StructuredTool, Tool
 from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, Field, StringConstraints, WithJsonSchema, create_model
 
 
 class ToolLike(Protocol):
@@ -89,6 +90,94 @@ def structured_tools(tools: Sequence[ToolLike]) -> list[StructuredTool]:
         )
         for tool in tools
     ]
+
+
+def _annotation(schema: dict[str, Any]) -> Any:
+    """The Python type that validates one JSON Schema property (the keywords scenarios use)."""
+    if "enum" in schema:
+        return Literal[tuple(schema["enum"])]
+    kind = schema.get("type")
+    if kind == "string":
+        constraints = StringConstraints(
+            pattern=schema.get("pattern"),
+            min_length=schema.get("minLength"),
+            max_length=schema.get("maxLength"),
+        )
+        return Annotated[str, constraints]
+    if kind in ("integer", "number"):
+        bounds = Field(
+            ge=schema.get("minimum"),
+            le=schema.get("maximum"),
+            gt=schema.get("exclusiveMinimum"),
+            lt=schema.get("exclusiveMaximum"),
+        )
+        number = int if kind == "integer" else float
+        return Annotated[number, bounds]
+    if kind == "array":
+        size = Field(min_length=schema.get("minItems"), max_length=schema.get("maxItems"))
+        return Annotated[list[_annotation(schema.get("items") or {})], size]  # type: ignore[misc]
+    return {"boolean": bool, "object": dict[str, Any]}.get(kind, Any)  # type: ignore[arg-type]
+
+
+def args_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
+    """A pydantic model of a tool's JSON Schema, as ``@tool`` derives one from a signature.
+
+    Each property keeps its JSON Schema (``WithJsonSchema``); an optional property defaults
+    to ``None`` without allowing it (pydantic does not validate defaults), so an explicit
+    ``null`` is refused as the schema says, and a missing argument stays missing
+    (``validated_tools`` drops the defaults before calling the tool).
+    """
+    required = set(schema.get("required", ()))
+    fields: dict[str, Any] = {
+        key: (
+            Annotated[_annotation(prop), WithJsonSchema(prop)],
+            ... if key in required else Field(default_factory=lambda: None),
+        )
+        for key, prop in (schema.get("properties") or {}).items()
+    }
+    return create_model(name, **fields)
+
+
+class ValidatedTool(StructuredTool):
+    """A ``StructuredTool`` that LangChain validates with a pydantic ``args_schema`` (as for
+    ``@tool``), and that shows the model its scenario JSON Schema unchanged."""
+
+    json_schema: dict[str, Any]
+
+    @property
+    def tool_call_schema(self) -> dict[str, Any]:  # type: ignore[override]
+        # pydantic's own schema sorts keys and moves a token on 39 of the 87 scenario tools;
+        # every engine must send the model the same bytes (tests/engines/test_fairness.py)
+        return {**self.json_schema, "description": self.description}
+
+
+def validated_tool(
+    tool: ToolLike, coroutine: Callable[..., Awaitable[Any]] | None = None
+) -> StructuredTool:
+    """``tool`` with its arguments validated by pydantic before the call (an invalid call is
+    answered with the validation error, never run): the docs' way. ``coroutine`` runs the
+    call (default: the tool itself); the optional arguments the model left out stay out."""
+    run = coroutine or tool.acall
+
+    async def acall(**kwargs: Any) -> Any:
+        return await run(**{k: v for k, v in kwargs.items() if v is not None})
+
+    def call(**kwargs: Any) -> Any:
+        return tool.call(**{k: v for k, v in kwargs.items() if v is not None})
+
+    return ValidatedTool(
+        name=tool.name,
+        description=tool.description,
+        args_schema=args_model(tool.name, tool.parameters),
+        json_schema=tool.parameters,
+        func=None if coroutine else call,
+        coroutine=acall,
+    )
+
+
+def validated_tools(tools: Sequence[ToolLike]) -> list[StructuredTool]:
+    """One ``validated_tool`` per scenario tool."""
+    return [validated_tool(tool) for tool in tools]
 
 
 def react_tools(tools: Sequence[ToolLike]) -> list[Tool]:

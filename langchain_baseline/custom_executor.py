@@ -5,8 +5,10 @@ token budget, and ``handle_tool_error`` only catches ``ToolException``. What its
 instead, one piece per scenario limit:
 
 =====================  ====================================================================
-``ExecutorGuards.``    each scenario tool as a ``StructuredTool`` whose coroutine raises
-``tools``              ``ToolException`` (the executor's ``handle_tool_error=True`` then hands
+``ExecutorGuards.``    each scenario tool as a validated tool (``common.validated_tool``: its
+``tools``              arguments checked by pydantic; ``handle_validation_error=True`` tells
+                       the model) whose coroutine raises
+                       ``ToolException`` (the executor's ``handle_tool_error=True`` then hands
                        the message to the model), cut at ``tool_timeout_s``, behind a
                        per-tool circuit breaker (``breaker_threshold``) and, for gated tools,
                        an approver (``require_confirmation``: a "no" never runs the tool and
@@ -42,7 +44,7 @@ from langchain_core.runnables import RunnableSequence
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from langchain_baseline.common import AgentSettings, ToolLike
+from langchain_baseline.common import AgentSettings, ToolLike, validated_tool
 from langchain_baseline.guards import (
     CircuitBreaker,
     RepeatedToolCallError,
@@ -141,15 +143,7 @@ class ExecutorGuards:
 
     def tools(self, tools: Sequence[ToolLike]) -> list[StructuredTool]:
         """The scenario tools, guarded; the loop guard and the budget become callbacks."""
-        structured = [
-            StructuredTool.from_function(
-                coroutine=self._guarded(tool),
-                name=tool.name,
-                description=tool.description,
-                args_schema=tool.parameters,
-            )
-            for tool in tools
-        ]
+        structured = [validated_tool(tool, self._guarded(tool)) for tool in tools]
         tool_tokens = json_tokens([convert_to_openai_tool(t) for t in structured])  # static
         self.callbacks = [
             RunGuards(self.settings.max_same_tool_calls, self.settings.token_budget, tool_tokens)

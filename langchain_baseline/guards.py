@@ -32,6 +32,17 @@ class TokenBudgetExceededError(Exception):
         super().__init__(f"token budget {budget} exceeded (the request has {tokens} tokens)")
 
 
+class TruncatedResponseError(Exception):
+    """The model's answer ended without a finish reason: a stream cut short, which the
+    openai SDK does not report (``ModelRetryMiddleware`` retries it)."""
+
+    def __init__(self, content: str):
+        self.content = content
+        super().__init__(
+            f"the answer ended without a finish reason after {len(content)} characters"
+        )
+
+
 def call_key(name: str, args: dict[str, Any]) -> str:
     """One key per distinct call: the tool and its arguments, key order ignored."""
     return f"{name}:{json.dumps(args, sort_keys=True, default=str)}"

@@ -3,10 +3,13 @@
 What each built-in does here, and the scenario limit it maps to:
 
 ==============================  ===========================================================
-``ModelCallLimitMiddleware``    ``max_steps``: ``run_limit`` model calls per invocation, then
-                                ``ModelCallLimitExceededError`` (``exit_behavior="error"``:
-                                an exception says "cut off", where ``"end"`` would make a
-                                cut-off run look like an answer)
+``recursion_limit``             ``max_steps``: LangGraph's own step limit, in the run config
+(``agent_config``)              (``GraphRecursionError`` past it). A step is a model
+                                superstep, a tools superstep and one per ``before_model`` /
+                                ``after_model`` node, so the limit is N times that: N model
+                                calls, as ``AgentExecutor``'s ``max_iterations=N``. No
+                                ``ModelCallLimitMiddleware``: its two hooks would add two
+                                graph nodes to every step for the same limit
 ``HumanInTheLoopMiddleware``    ``require_confirmation``: the run pauses (an interrupt)
 + ``InMemorySaver``             before a gated call; the caller resumes it with
                                 ``Command(resume={"decisions": [...]})``; a rejected call
@@ -25,10 +28,14 @@ What each built-in does here, and the scenario limit it maps to:
                                 retried (it has already cost the full tool timeout)
 ``ModelRetryMiddleware``        what the openai SDK does not retry: a 200 whose body does not
                                 parse (a cut or corrupt answer raises a bare
-                                ``JSONDecodeError``); only that (``retry_on``), since
+                                ``JSONDecodeError``) and an answer the custom guard finds cut
+                                (``TruncatedResponseError``); only those (``retry_on``), since
                                 ``ChatOpenAI(max_retries=...)`` already retries 408/409/429/
                                 5xx, timeouts and connection errors with ``Retry-After`` and a
-                                second layer would multiply those attempts
+                                second layer would multiply those attempts. A streaming agent
+                                (``streaming=True``) also retries a connection error or
+                                timeout: the SDK retries only until the response headers, and
+                                a stream can break after them
 ==============================  ===========================================================
 
 Not used, and why: ``ToolCallLimitMiddleware`` — it caps the calls
@@ -49,13 +56,13 @@ import json
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+import openai
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     ClearToolUsesEdit,
     ContextEditingMiddleware,
     HumanInTheLoopMiddleware,
-    ModelCallLimitMiddleware,
     ModelRetryMiddleware,
     ToolErrorMiddleware,
     ToolRetryMiddleware,
@@ -68,6 +75,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langchain_baseline.common import AgentSettings
+from langchain_baseline.guards import TruncatedResponseError
 
 
 def report_tool_error(exc: Exception, request: Any) -> str:
@@ -80,12 +88,16 @@ def builtin_middleware(
     tools: Sequence[StructuredTool],
     system_prompt: str,
     confirm: Collection[str] = (),
+    *,
+    streaming: bool = False,
 ) -> list[AgentMiddleware]:
     """LangChain's built-in middleware, configured from one scenario's limits."""
+    retry_on: tuple[type[Exception], ...] = (json.JSONDecodeError, TruncatedResponseError)
+    if streaming:
+        retry_on += (openai.APIConnectionError,)  # a stream broken after its headers
     middleware: list[AgentMiddleware] = [
-        ModelCallLimitMiddleware(run_limit=settings.max_iterations, exit_behavior="error"),
         ModelRetryMiddleware(
-            max_retries=2, retry_on=(json.JSONDecodeError,), on_failure="error", initial_delay=0.1
+            max_retries=2, retry_on=retry_on, on_failure="error", initial_delay=0.1
         ),
     ]
     if confirm:
@@ -115,10 +127,12 @@ def build_create_agent_prod(
     *,
     confirm: Collection[str] = (),
     custom: Sequence[AgentMiddleware] = (),
+    streaming: bool = False,
 ) -> Any:
     """``create_agent`` with the built-in middleware, then the ``custom`` middleware; the
     tools named in ``confirm`` need a human's approval."""
-    middleware = [*builtin_middleware(settings, tools, system_prompt, confirm), *custom]
+    builtins = builtin_middleware(settings, tools, system_prompt, confirm, streaming=streaming)
+    middleware = [*builtins, *custom]
     return create_agent(
         llm,
         tools=tools,
@@ -126,6 +140,13 @@ def build_create_agent_prod(
         middleware=middleware,
         checkpointer=InMemorySaver() if confirm else None,
     )
+
+
+def agent_config(agent: Any, settings: AgentSettings) -> dict[str, Any]:
+    """The run config: ``max_steps`` as LangGraph's recursion limit (see the module
+    docstring; a model-hook node adds a superstep to every step)."""
+    hooks = sum(name.endswith((".before_model", ".after_model")) for name in agent.nodes)
+    return {"recursion_limit": settings.max_iterations * (2 + hooks)}
 
 
 def review(interrupts: Sequence[Any], approve: Callable[[str, dict[str, Any]], bool]) -> Command:

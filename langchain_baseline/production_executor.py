@@ -31,7 +31,7 @@ from langchain_classic.agents import AgentExecutor, create_tool_calling_agent
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_openai import ChatOpenAI
 
-from langchain_baseline.common import AgentSettings, ToolLike, structured_tools
+from langchain_baseline.common import AgentSettings, ToolLike, validated_tools
 from langchain_baseline.custom_executor import ExecutorGuards
 
 
@@ -53,7 +53,7 @@ def build_tool_calling_executor_prod(
             ("placeholder", "{agent_scratchpad}"),
         ]
     ).partial(system_prompt=system_prompt)
-    executor_tools = guards.tools(tools) if guards else structured_tools(tools)
+    executor_tools = guards.tools(tools) if guards else validated_tools(tools)
     for tool in executor_tools:
         tool.handle_tool_error = tool.handle_validation_error = True
     agent = (

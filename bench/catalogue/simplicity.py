@@ -3,7 +3,7 @@
 The article: "little code for simple cases, more than hand-written for complex ones (an agent
 with memory, several tools and a custom stop condition needs eight imports and ~20 lines of
 setup before any logic)". Two programs per engine (``bench/catalogue/programs/``), each
-counted whole by ``bench.engines.codesize`` (statements, imports included, docstrings not), each
+counted whole by ``bench.engines.codesize`` (statements; imports and docstrings not), each
 run against its own scenario and checked:
 
 - **simple** (``simplicity_weather``): one tool, one question. The answer carries the

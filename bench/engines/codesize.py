@@ -9,10 +9,20 @@ Three counts per piece of code, none of which moves when the code is reformatted
 - **logical lines** — what ``tokenize`` ends with a NEWLINE (one per simple statement or
   compound-statement header), for comparison with the article's "~400 lines".
 
+Import statements are left out of all three, wherever they stand, and counted apart
+(``imports``): a whole module and one function of a file (whose imports sit at the top of
+the file) are then counted the same way, so the same program shape gives the same count on
+every side.
+
 A target is a file, a directory (every ``*.py`` under it), or ``path.py::name`` (one
 top-level function or class of a file). ``measure`` is called when a run starts and its
 rows are stored in ``meta.json`` (``code_size``), so a report always shows the code sizes of
-the commit it measured — never of the working tree it is rendered in.
+the commit it measured — never of the working tree it is rendered in. Besides the fixed
+components and each production engine's configuration (split into its ``built-in``
+settings and its ``custom`` code, from the engine registry), the rows carry who owns what
+(``OWNERSHIP``): a team that builds its own loop maintains all of ``scheduler/`` and its
+tests; a team on a framework maintains its custom code (the framework is maintained
+upstream).
 """
 
 from __future__ import annotations
@@ -34,14 +44,22 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("langchain_baseline", "langchain_baseline"),
     ("engine adapters", "bench/engines"),
 )
+# the code a team maintains itself on each side: (component, part, target); the framework
+# side's rows come from its production engines' custom code (``ownership_targets``)
+OWNERSHIP_PREFIX = "ownership: "
+SELF_BUILT_OWNERSHIP: tuple[tuple[str, str], ...] = (
+    ("production code", "scheduler"),
+    ("tests", "tests/scheduler"),
+)
 
 
 @dataclass(frozen=True)
 class Size:
     files: int
-    statements: int
+    statements: int  # imports and docstrings excluded, as from the other counts
     nodes: int
     logical_lines: int
+    imports: int = 0  # the import statements, counted apart
 
     def __add__(self, other: Size) -> Size:
         return Size(
@@ -49,6 +67,7 @@ class Size:
             self.statements + other.statements,
             self.nodes + other.nodes,
             self.logical_lines + other.logical_lines,
+            self.imports + other.imports,
         )
 
 
@@ -87,7 +106,8 @@ def count(source: str, node: ast.AST | None = None) -> Size:
     tree = ast.parse(source)
     scope = node or tree
     docstrings = _docstring_nodes(scope)
-    nodes = _walk_code(scope, {id(d) for d in docstrings})
+    imports = [n for n in ast.walk(scope) if isinstance(n, ast.Import | ast.ImportFrom)]
+    nodes = _walk_code(scope, {id(n) for n in (*docstrings, *imports)})
     statements = sum(1 for n in nodes if isinstance(n, ast.stmt))
     if node is None:
         first, last = 1, len(source.splitlines()) + 1
@@ -100,8 +120,10 @@ def count(source: str, node: ast.AST | None = None) -> Size:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline)
         if tok.type == tokenize.NEWLINE and first <= tok.start[0] <= last
     )
-    logical -= len(docstrings)  # a docstring is a logical line of its own
-    return Size(1, statements, len(nodes) - (node is None), logical)
+    # a docstring is a logical line of its own, and so is each import statement (an import
+    # always ends its logical line: "import a; x = 1" is two statements, counted apart)
+    logical -= len(docstrings) + len(imports)
+    return Size(1, statements, len(nodes) - (node is None), logical, len(imports))
 
 
 def _files(path: Path) -> list[Path]:
@@ -127,11 +149,26 @@ def measure_target(target: str, root: Path = PROJECT_ROOT) -> Size:
 
 
 def targets() -> list[tuple[str, str, str]]:
-    """(component, part, target) for every measured piece: the fixed components, and each
-    production engine's configuration split into built-in settings and custom code."""
+    """(component, part, target) for every measured piece: the fixed components, each
+    production engine's configuration split into built-in settings and custom code, and
+    the ownership rows."""
     rows = [(component, "code", target) for component, target in COMPONENTS]
     for spec in SPECS:
         rows += [(f"{spec.name} configuration", part, target) for part, target in spec.config_code]
+    return rows + ownership_targets()
+
+
+def ownership_targets() -> list[tuple[str, str, str]]:
+    """What each side's team maintains itself: the self-built side all of ``scheduler/`` and
+    its tests; a framework side, per production engine, its custom code (built-in settings
+    are configuration of code maintained upstream)."""
+
+    rows = [(f"{OWNERSHIP_PREFIX}scheduler", p, t) for p, t in SELF_BUILT_OWNERSHIP]
+    for spec in SPECS:
+        if spec.role != "framework" or spec.outcome_only:
+            continue
+        custom = [target for part, target in spec.config_code if part == "custom"]
+        rows += [(f"{OWNERSHIP_PREFIX}{spec.name}", "custom code", t) for t in custom]
     return rows
 
 

@@ -112,6 +112,11 @@ def _limit_termination(exc: BaseException) -> str | None:
     return None
 
 
+def _is_cut_answer(exc: BaseException) -> bool:
+    guards = sys.modules.get("langchain_baseline.guards")
+    return guards is not None and isinstance(exc, guards.TruncatedResponseError)
+
+
 def classify_exception(exc: BaseException) -> Outcome:
     """Map an exception that escaped a LangChain agent onto a status and termination."""
     import openai
@@ -121,7 +126,7 @@ def classify_exception(exc: BaseException) -> Outcome:
     termination = _limit_termination(exc)
     if termination is not None:
         return Outcome("aborted", None, termination, error=text)
-    if isinstance(exc, openai.APIError):
+    if isinstance(exc, openai.APIError) or _is_cut_answer(exc):
         return Outcome("failed", None, "llm_error", error=text)
     failed_tools = {t.error for t in current_log().tools if not t.ok}
     if text in failed_tools:
@@ -188,7 +193,7 @@ class _LangChainEngine(RecordingEngine):
         ttft_ms = None
         try:
             async with asyncio.timeout(guard or p.deadline_s) as deadline:
-                if p.ctx.stream_tokens:
+                if p.ctx.stream_tokens or self.token_stream:
                     result, ttft_ms = await self.stream(p, started)
                 else:
                     result = await self.invoke(p)
@@ -214,6 +219,7 @@ class _LangChainEngine(RecordingEngine):
         raise NotImplementedError
 
     framework_deadline = True  # the framework enforces the run deadline itself
+    token_stream = False  # True: every run consumes the user-facing stream (and has a TTFT)
 
 
 def _answered(text: Any) -> Outcome:
@@ -337,6 +343,17 @@ class _FirstToken:
             self.message_id, self.at = message.id, time.perf_counter()
 
 
+def _last_message(update: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"messages": [m]}`` for the last message of an ``"updates"`` chunk (None: none)."""
+    last = None
+    for node_update in update.values():
+        for values in node_update if isinstance(node_update, list) else [node_update]:
+            messages = values.get("messages") if isinstance(values, dict) else None
+            if messages:
+                last = messages[-1]
+    return None if last is None else {"messages": [last]}
+
+
 class CreateAgentEngine(_LangChainEngine):
     name = "lc-create-agent"
     description = "LangChain 1.x langchain.agents.create_agent (LangGraph), no middleware"
@@ -362,8 +379,9 @@ class CreateAgentEngine(_LangChainEngine):
             return await p.agent.ainvoke(p.inputs, config=config)
 
     async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
-        """``astream(stream_mode=["messages", "values"])``: tokens as they arrive, and the
-        graph's final state (its last message is the answer); paused runs are resumed."""
+        """``astream(stream_mode=[...])``: tokens as they arrive (``"messages"``), and the
+        graph's final state (the last ``"values"`` chunk) or, without ``"values"``, its last
+        message (from the ``"updates"``, as a UI renders them); paused runs are resumed."""
         first_token = _FirstToken()
         final = None
         payload: Any = p.inputs
@@ -376,11 +394,13 @@ class CreateAgentEngine(_LangChainEngine):
                         first_token.see(chunk[0])
                     elif mode == "values":
                         final = chunk
-                    else:  # "updates": where a human-review interrupt arrives
-                        interrupts = chunk.get("__interrupt__") or interrupts
+                    elif "__interrupt__" in chunk:  # "updates": a human-review interrupt
+                        interrupts = chunk["__interrupt__"]
+                    elif "values" not in self.stream_modes:
+                        final = _last_message(chunk) or final
                 payload = lcb.review(interrupts, p.approve) if interrupts else None
         if final is None:
-            raise RuntimeError("the values stream carried no state")
+            raise RuntimeError("the stream carried no state and no message")
         at = first_token.at
         return final, None if at is None else (at - started) * 1000
 
@@ -401,21 +421,24 @@ class CreateAgentEngine(_LangChainEngine):
 
 class CreateAgentProdEngine(CreateAgentEngine):
     name = "lc-create-agent-prod"
-    description = "create_agent with LangChain's built-in middleware and short custom middleware"
+    description = (
+        "create_agent with LangChain's built-in middleware and two custom middleware, "
+        "step limit as recursion_limit"
+    )
     custom = True  # False: the built-ins alone
     stream_modes = ("messages", "updates", "values")  # "updates" carries the interrupts
 
     def build(self, llm, tools, scenario, settings, history):
-        tools = lcb.structured_tools(tools)
-        custom = lcb.make_custom_middleware(settings, tools) if self.custom else []
+        tools = lcb.validated_tools(tools)
+        prompt = scenario.system_prompt
+        custom = lcb.make_custom_middleware(settings, tools, prompt) if self.custom else []
         confirm = [tool.name for tool in scenario.tools if tool.require_confirmation]
         agent = lcb.build_create_agent_prod(
-            llm, tools, scenario.system_prompt, settings, confirm=confirm, custom=custom
+            llm, tools, prompt, settings, confirm=confirm, custom=custom, streaming=self.streams
         )
-        # ModelCallLimitMiddleware is the step limit: LangGraph's own recursion limit stays at
-        # its default (10,007 supersteps)
         resets = tuple(m.reset for m in custom if hasattr(m, "reset"))
-        return Built(agent, lcb.create_agent_inputs(scenario.user, history), None, resets)
+        config = lcb.agent_config(agent, settings)
+        return Built(agent, lcb.create_agent_inputs(scenario.user, history), config, resets)
 
     @contextlib.contextmanager
     def run_config(self, p: LangChainPrepared) -> Iterator[dict[str, Any] | None]:
@@ -434,6 +457,51 @@ class CreateAgentProdEngine(CreateAgentEngine):
     async def invoke(self, p: LangChainPrepared) -> Any:
         with self.run_config(p) as config:
             return await lcb.ainvoke_reviewed(p.agent, p.inputs, config, p.approve)
+
+
+class CreateAgentProdInlineEngine(CreateAgentProdEngine):
+    name = "lc-create-agent-prod-inline"
+    description = "lc-create-agent-prod with langsmith's traceable hops inlined (tracing off)"
+
+    async def invoke(self, p: LangChainPrepared) -> Any:
+        with _langsmith_inlined():
+            return await super().invoke(p)
+
+    async def stream(self, p: LangChainPrepared, started: float) -> tuple[Any, float | None]:
+        with _langsmith_inlined():
+            return await super().stream(p, started)
+
+
+_inlined_runs = 0  # runs of this process inside _langsmith_inlined
+
+
+@contextlib.contextmanager
+def _langsmith_inlined() -> Iterator[None]:
+    """``lcb.inline_traceable_hops()`` for the duration of the runs that want it.
+
+    A service calls it once at startup; the harness scopes it (counting the runs inside, so
+    concurrent runs share it) because its tests run every engine in one process."""
+    global _inlined_runs
+    if _inlined_runs == 0:
+        lcb.inline_traceable_hops()
+    _inlined_runs += 1
+    try:
+        yield
+    finally:
+        _inlined_runs -= 1
+        if _inlined_runs == 0:
+            import langsmith
+
+            langsmith.set_runtime_overrides()  # langsmith's default again
+
+
+class CreateAgentProdStreamEngine(CreateAgentProdEngine):
+    name = "lc-create-agent-prod-stream"
+    description = "lc-create-agent-prod driven by astream(stream_mode=['messages', 'updates'])"
+    streams = True
+    token_stream = True
+    # the docs' stream to a UI: the tokens, and each step's update (interrupts included)
+    stream_modes = ("messages", "updates")
 
 
 class CreateAgentBuiltinsEngine(CreateAgentProdEngine):

@@ -110,11 +110,16 @@ GROUPS: tuple[str, ...] = (
 )
 
 # claim 2 ("long callback chains"): LangChain's callback managers, the tracers they dispatch
-# to (the event stream, run trees) and the Runnable plumbing around every component
+# to (the event stream, run trees), the Runnable plumbing around every component, and
+# langsmith — LangChain's tracing SDK: with tracing off, what runs of it is the tracing
+# machinery, above all the ``traceable`` span that ``create_agent`` wraps around every
+# ``wrap_model_call`` / ``wrap_tool_call`` layer (its setup and teardown run in executor
+# threads, which the probe follows; the hand-off itself is charged to asyncio)
 CALLBACK_RUNNABLE_GROUPS: tuple[str, ...] = (
     "langchain_core.callbacks",
     "langchain_core.tracers",
     "langchain_core.runnables",
+    "langsmith",
 )
 
 # the over-abstraction claim: each family's own code (its engine glue, the provider SDK it

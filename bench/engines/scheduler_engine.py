@@ -77,6 +77,20 @@ PLAIN = dict.fromkeys(
 )
 
 
+def agent_config(scenario: Any, production: bool) -> AgentConfig:
+    """The agent's settings from the scenario's limits (``production``: the guards on)."""
+    limits = scenario.limits
+    return AgentConfig(
+        name=scenario.name,
+        system_prompt=scenario.system_prompt,
+        temperature=None,
+        max_steps=limits.max_steps,
+        tool_timeout=limits.tool_timeout_s,
+        llm_timeout=limits.llm_timeout_s,
+        **(production_guards(limits) if production else PLAIN),
+    )
+
+
 def scripted_approver(tools: list[Any]) -> Any:
     """The approver a service writes: here it answers with each tool's scripted approval."""
     approvals = {tool.name: tool.definition.approval == "approve" for tool in tools}
@@ -133,18 +147,9 @@ class SchedulerEngine(RecordingEngine):
 
     async def prepare(self, ctx: Any) -> SchedulerPrepared:
         scenario = ctx.scenario
-        limits = scenario.limits
         llm = self.chat_model(ctx)
         guards = self.production
-        config = AgentConfig(
-            name=scenario.name,
-            system_prompt=scenario.system_prompt,
-            temperature=None,
-            max_steps=limits.max_steps,
-            tool_timeout=limits.tool_timeout_s,
-            llm_timeout=limits.llm_timeout_s,
-            **(production_guards(limits) if guards else PLAIN),
-        )
+        config = agent_config(scenario, guards)
         tools = build_tools(scenario)
         agent = LightweightAgent(llm, config, approver=scripted_approver(tools) if guards else None)
         agent.register_tools(

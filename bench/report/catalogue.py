@@ -117,7 +117,7 @@ def simplicity_table(record: CatalogueRecord) -> Table:
     return Table(
         tuple(columns),
         tuple(rows),
-        caption="Statements of the whole program a user writes (imports included, docstrings "
+        caption="Statements of the whole program a user writes (imports and docstrings "
         "not; the chat model is built by the caller on every side). Simple: one tool, one "
         "question. Complex: conversation memory, three tools and a custom stop condition. "
         "Each program passed its test against its scenario unless marked (the notes below "

@@ -750,7 +750,7 @@ def claim_false_simplicity(f: Facts) -> Claim:
         "ones (memory, several tools, a custom stop condition)."
     )
     rule = (
-        "statements of the whole program a user writes (imports included, formatting-"
+        "statements of the whole program a user writes (imports not counted, formatting-"
         "invariant), each passing its test against its scenario: the simplest agent (one tool) "
         "and the article's complex one (conversation memory, three tools, a custom stop "
         "condition), LangChain engine vs our scheduler. supported: LangChain needs fewer for "

@@ -60,6 +60,20 @@ def test_known_functions_are_grouped_by_their_package() -> None:
     assert set(groups.CALLBACK_RUNNABLE_GROUPS) <= set(groups.GROUPS)
 
 
+def test_langsmiths_traceable_spans_count_as_callback_and_tracing_time() -> None:
+    """create_agent wraps every wrap_* middleware layer in langsmith.traceable; its wrapper
+    and the thread hand-off it makes are tracing machinery (claim 2), tracing on or off."""
+    import langsmith
+    from langsmith._internal import _aiter
+
+    async def layer() -> None: ...
+
+    wrapper = langsmith.traceable(name="layer")(layer)
+    # a frame is grouped by the module its function was defined in (its globals' __name__)
+    for module in (wrapper.__globals__["__name__"], _aiter.aio_to_thread.__module__):
+        assert group_of(module) in groups.CALLBACK_RUNNABLE_GROUPS, module
+
+
 def test_a_helper_is_charged_to_its_nearest_caller(sample_group: str) -> None:
     frame = sample_code.deepcopy_frame()  # copy.deepcopy's frame, called from sample_code
     assert frame.f_globals["__name__"] == "copy"
