@@ -15,6 +15,11 @@ What each built-in does here, and the scenario limit it maps to:
                                 ``Command(resume={"decisions": [...]})``; a rejected call
                                 never runs and the model is told. Only agents with a gated
                                 tool get it (it needs the checkpointer, which costs per step)
+``ModelCallLimitMiddleware``    ``max_steps`` across the resumes of a reviewed run: each
+(``thread_limit``, gated        resume is a new invocation with a fresh recursion limit, so
+agents only)                    the thread (one per request) counts the model calls;
+                                ``exit_behavior="error"`` (an exception says "cut off",
+                                where ``"end"`` would make it look like an answer)
 ``ContextEditingMiddleware``    ``token_budget``: once the messages pass the budget less the
 (``ClearToolUsesEdit``)         system prompt and tool schemas, every tool result so far is
                                 replaced by a placeholder (``keep=0``: a single oversized
@@ -63,6 +68,7 @@ from langchain.agents.middleware import (
     ClearToolUsesEdit,
     ContextEditingMiddleware,
     HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
     ModelRetryMiddleware,
     ToolErrorMiddleware,
     ToolRetryMiddleware,
@@ -102,7 +108,12 @@ def builtin_middleware(
     ]
     if confirm:
         gated = {"allowed_decisions": ["approve", "reject"]}
-        middleware.append(HumanInTheLoopMiddleware(interrupt_on=dict.fromkeys(confirm, gated)))
+        middleware += [
+            # each resume is a new invocation with a fresh recursion limit; the thread (one
+            # per request) keeps this count across them
+            ModelCallLimitMiddleware(thread_limit=settings.max_iterations, exit_behavior="error"),
+            HumanInTheLoopMiddleware(interrupt_on=dict.fromkeys(confirm, gated)),
+        ]
     if settings.token_budget is not None:
         fixed = count_tokens_approximately([SystemMessage(system_prompt)], tools=list(tools))
         clear = ClearToolUsesEdit(trigger=settings.token_budget - fixed, keep=0)

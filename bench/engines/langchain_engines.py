@@ -36,6 +36,11 @@ answer (``ttft_ms``): the executors through ``astream_events(..., version="v2")`
 stream too: the executor's ``on_chain_end`` output, and create_agent's final state (the last
 ``values`` chunk, what ``ainvoke`` returns).
 
+``lc-create-agent-prod-stream`` always runs that way (its ordinary run is the stream a UI
+reads: ``stream_mode=["messages", "updates"]``, the answer from the last update), and so
+records a TTFT on every run, as ``scheduler-stream`` does. ``lc-create-agent-prod-inline``
+inlines langsmith's ``traceable`` thread hops for its runs (``lcb.inline_traceable_hops``).
+
 The production engines (``-prod``, and their ``-builtins`` variants without the custom code)
 answer a confirmation with the tool's scripted ``approval``: ``lc-create-agent-prod`` resumes
 the paused graph with ``Command(resume=...)`` (``ainvoke_reviewed``; in a stream, the

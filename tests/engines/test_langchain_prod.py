@@ -196,6 +196,7 @@ async def test_the_builtins_and_the_custom_parts(scenarios) -> None:
     builtins = lcb.builtin_middleware(settings, tools, "prompt", confirm=["issue_refund"])
     assert [type(m).__name__ for m in builtins] == [
         "ModelRetryMiddleware",
+        "ModelCallLimitMiddleware",  # thread_limit: the step limit across the resumes
         "HumanInTheLoopMiddleware",
         "ContextEditingMiddleware",
         "ToolErrorMiddleware",

@@ -130,6 +130,27 @@ async def test_fewer_nodes_and_thread_hops_than_before(engines, scenarios, mock,
     assert again == prod
 
 
+@pytest.mark.parametrize("engine_name", ["lc-create-agent-prod", "lc-create-agent-prod-stream"])
+@session_loop
+async def test_the_step_limit_holds_across_human_reviews(engines, scenarios, engine_name):
+    """max_steps with every call gated (and approved): each resume is a new invocation, so
+    the recursion limit alone would never stop it (the old build ran to the script's end)."""
+    base = scenarios["max_steps"]
+    tools = [
+        t.model_copy(update={"require_confirmation": True, "approval": "approve"})
+        for t in base.tools
+    ]
+    scenario = base.model_copy(update={"tools": tools})
+    record = await run_once(engines[engine_name], scenario, MockLLM({scenario.name: scenario}))
+    limit = scenario.limits.max_steps
+    assert (record.status, record.termination, record.llm_calls, record.tool_calls) == (
+        "aborted",
+        "max_steps",
+        limit,
+        limit,
+    )
+
+
 @session_loop
 async def test_each_message_is_counted_once_per_run(engines, scenarios, mock, monkeypatch):
     """customer_returns sends 1, 3 and 5 messages (and the system prompt): the budget counts
