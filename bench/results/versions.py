@@ -1,85 +1,163 @@
 """The LangChain version matrix as data: ``versions.json`` in a run folder.
 
-For each LangChain line the run measured (the registry's ``version_line`` engines), one
-``VersionRow``: the packages of its environment, whether today's AgentExecutor baseline runs
-there unchanged (``bench.envs.versions`` probes it in a fresh interpreter of that
-environment), the size in statements of the smallest change that makes it run (the
-registry's ``adapter_code``, counted by ``bench.codesize``), the warnings the adapted code
-emits (deprecations counted apart), and its per-step overhead and import footprint from the
-run's own rows. The runner writes it at the end of a run; ``read_versions`` reads it back.
+Two measurements per LangChain line the run measured (the registry's ``version_line``
+engines), one ``VersionRow`` each:
+
+- **upgrades** — the reference agent written as each line's docs wrote it
+  (``bench.engines.lc_versions.PROGRAMS``), run *unchanged* on this line by
+  ``bench.envs.versions`` in a fresh interpreter of the line's environment: did it run as
+  the scenario expects, what did it warn, and — where it failed — how big the change is that
+  makes it run (``Fix``: statements changed between the program as written and the program
+  that runs, and the packages it adds);
+- **today's per-step cost** — today's AgentExecutor baseline back-ported to the line (the
+  ``lc-agentexecutor@<line>`` engine): its framework overhead per LLM step and import
+  footprint from the run's own rows. Same code on every line, so it shows how the
+  AgentExecutor stack's cost changed; it says nothing about compatibility.
+
+``upgrade_histories`` turns the rows into one ``UpgradeHistory`` per program (its cells in
+line order), which the report section and the claim both read. The runner writes the file at
+the end of a run; ``read_versions`` reads it back.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.results import stats
-
 VERSIONS = "versions.json"
 PACKAGES = ("langchain", "langchain-core", "langchain-classic", "langchain-openai", "openai")
+
+
+def line_key(line: str) -> tuple[int, ...]:
+    """Sort key of a LangChain line ("0.3" < "1")."""
+    return tuple(int(part) for part in line.split("."))
 
 
 class WarningSeen(BaseModel):
     """One distinct warning (category, message, where it was raised) and how often."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     category: str
     message: str
-    where: str  # module path relative to site-packages, and line
+    where: str  # module path relative to site-packages (or the program's file), and line
     count: int = Field(ge=1)
     deprecation: bool  # a DeprecationWarning, PendingDeprecationWarning or FutureWarning
 
 
-class VersionProbe(BaseModel):
-    """What ``python -m bench.envs.versions`` saw in one environment."""
+class ProgramRun(BaseModel):
+    """One run of a program (as written, or fixed) in one environment."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ran: bool  # it ended as the scenario expects
+    error: str | None = None  # the exception, or how the run missed the expectations
+    warnings: list[WarningSeen] = Field(default_factory=list)
+
+    @property
+    def deprecations(self) -> list[WarningSeen]:
+        return [w for w in self.warnings if w.deprecation]
+
+
+class Fix(ProgramRun):
+    """The change that makes a program that failed on a line run there, and its run."""
+
+    statements: int = Field(ge=0)  # ast statements changed, program as written → fixed
+    edits: list[str] = Field(default_factory=list)  # each "old → new", as declared
+    packages: list[str] = Field(default_factory=list)  # distributions it adds to the install
+
+
+class UpgradeCell(ProgramRun):
+    """A program written for one line, run unchanged on one (newer or same) line."""
+
+    written_for: str
+    run_on: str
+    fix: Fix | None = None  # when it failed and a fix is declared for this line
+
+
+class VersionProbe(BaseModel):
+    """What ``python -m bench.envs.versions ENGINE`` saw in one line's environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     engine: str
-    unchanged: bool  # today's code ran the reference scenario as expected, as is
-    unchanged_error: str | None = None
-    adapted: bool  # the registry's engine (with its line's changes) did
-    adapted_error: str | None = None
+    line: str
     packages: dict[str, str | None] = Field(default_factory=dict)
-    warnings: list[WarningSeen] = Field(default_factory=list)  # of the adapted run
-    unchanged_warnings: list[WarningSeen] = Field(default_factory=list)
+    upgrades: list[UpgradeCell] = Field(default_factory=list)
 
 
 class VersionRow(BaseModel):
     """One LangChain line in the version table."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     line: str
     engine: str
     environment: str
     packages: dict[str, str | None]
-    runs_unchanged: bool | None  # None: not probed (its environment could not be built)
-    unchanged_error: str | None = None
-    runs_adapted: bool | None = None
-    adapted_error: str | None = None
-    statements_changed: int  # the adapter's statements (0: runs unchanged)
-    adapter_parts: list[str] = Field(default_factory=list)
-    deprecation_warnings: int | None = None  # distinct ones, of the adapted run
-    warnings: list[WarningSeen] = Field(default_factory=list)  # every one of the adapted run
-    unchanged_warnings: list[WarningSeen] = Field(default_factory=list)  # before it failed
+    upgrades: list[UpgradeCell] = Field(default_factory=list)  # the programs run on this line
+    # today's AgentExecutor baseline back-ported to this line (lc-agentexecutor@<line>)
     overhead_per_step_ms: float | None = None  # median over its scenarios
     overhead_per_step_ms_by_scenario: dict[str, float] = Field(default_factory=dict)
     import_ms: float | None = None  # the stack probe (a pristine interpreter), median
     import_modules: float | None = None
     peak_rss_mb: float | None = None  # its workers, median
-    error: str | None = None  # why it was not probed
+    error: str | None = None  # why it was not probed (then ``upgrades`` is empty)
+
+
+@dataclass(frozen=True)
+class UpgradeHistory:
+    """One program across the lines it was run on, oldest first."""
+
+    written_for: str
+    cells: tuple[UpgradeCell, ...]
+
+    @property
+    def newer(self) -> tuple[UpgradeCell, ...]:
+        """The cells of the lines after the one it was written for."""
+        return tuple(c for c in self.cells if line_key(c.run_on) > line_key(self.written_for))
+
+    @property
+    def first_break(self) -> UpgradeCell | None:
+        """The first newer line it does not run on unchanged (None: it runs on all)."""
+        return next((c for c in self.newer if not c.ran), None)
+
+    @property
+    def before_break(self) -> UpgradeCell | None:
+        """The cell of the line just before ``first_break`` (None: none was measured)."""
+        broken = self.first_break
+        if broken is None:
+            return None
+        earlier = [c for c in self.cells if line_key(c.run_on) < line_key(broken.run_on)]
+        return earlier[-1] if earlier else None
+
+    def on(self, line: str) -> UpgradeCell | None:
+        return next((c for c in self.cells if c.run_on == line), None)
+
+
+def upgrade_histories(rows: Iterable[VersionRow]) -> list[UpgradeHistory]:
+    """Every program's cells, gathered from the lines' rows; programs oldest first."""
+    by_program: dict[str, list[UpgradeCell]] = {}
+    for row in rows:
+        for cell in row.upgrades:
+            by_program.setdefault(cell.written_for, []).append(cell)
+    return [
+        UpgradeHistory(line, tuple(sorted(cells, key=lambda c: line_key(c.run_on))))
+        for line, cells in sorted(by_program.items(), key=lambda item: line_key(item[0]))
+    ]
 
 
 def overhead_by_scenario(rows: Iterable[Any], engine: str) -> dict[str, float]:
     """Median framework overhead per LLM step of ``engine``'s measured runs, per scenario."""
-    from bench.results.metrics import step_overhead_ms  # metrics reads run folders: no cycle
+    # here, not at the top: the probe imports this module in the lines' environments, which
+    # lack numpy; and metrics reads run folders (no cycle)
+    from bench.results import stats
+    from bench.results.metrics import step_overhead_ms
 
     per: dict[str, list[float]] = {}
     for row in rows:
@@ -96,10 +174,10 @@ def version_rows(
     probes: dict[str, VersionProbe | str],
     runs: Sequence[Any],
     footprint: Sequence[Any],
-    statements: dict[str, int],
 ) -> list[VersionRow]:
     """The table: one row per version engine (``specs``), from its probe (or the reason it
-    has none), the run's rows and the adapter sizes (target → statements)."""
+    has none) and the run's rows."""
+    from bench.results import stats
     from bench.results.metrics import footprint_by_engine
 
     prints = {entry["engine"]: entry for entry in footprint_by_engine(list(footprint))}
@@ -112,8 +190,6 @@ def version_rows(
             "line": spec.version_line,
             "engine": spec.name,
             "environment": spec.environment,
-            "statements_changed": sum(statements[t] for t in spec.adapter_code),
-            "adapter_parts": [t.split("::")[-1] for t in spec.adapter_code],
             "overhead_per_step_ms": stats.median(by_scenario.values()) if by_scenario else None,
             "overhead_per_step_ms_by_scenario": by_scenario,
             "import_ms": stats.number(fp.get("stack_import_ms")),
@@ -121,22 +197,10 @@ def version_rows(
             "peak_rss_mb": stats.number(fp.get("peak_rss_mb")),
         }
         if isinstance(probe, VersionProbe):
-            warnings = list(probe.warnings)
-            table.append(
-                VersionRow(
-                    packages={name: probe.packages.get(name) for name in PACKAGES},
-                    runs_unchanged=probe.unchanged,
-                    unchanged_error=probe.unchanged_error,
-                    runs_adapted=probe.adapted,
-                    adapted_error=probe.adapted_error,
-                    deprecation_warnings=sum(1 for w in warnings if w.deprecation),
-                    warnings=warnings,
-                    unchanged_warnings=list(probe.unchanged_warnings),
-                    **common,
-                )
-            )
+            packages = {name: probe.packages.get(name) for name in PACKAGES}
+            table.append(VersionRow(packages=packages, upgrades=list(probe.upgrades), **common))
         else:
-            table.append(VersionRow(packages={}, runs_unchanged=None, error=probe, **common))
+            table.append(VersionRow(packages={}, error=probe, **common))
     return table
 
 

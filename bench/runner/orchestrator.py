@@ -736,7 +736,6 @@ class Orchestrator:
     def versions(self) -> None:
         """Probe each LangChain line the run measured (``bench.envs.versions``, in fresh
         interpreters of its environment) and write the version table, versions.json."""
-        from bench.codesize import measure_target
         from bench.envs.versions import probe
         from bench.results.load import load_run_folder
         from bench.results.versions import VERSIONS, VersionProbe, version_rows, write_versions
@@ -749,7 +748,7 @@ class Orchestrator:
         self.progress.phase("versions", 8.0 * len(specs), len(specs), "probes")
         probes: dict[str, VersionProbe | str] = {}
         for spec in specs:
-            self.progress.describe(f"does today's baseline run on LangChain {spec.version_line}?")
+            self.progress.describe(f"does older code run on LangChain {spec.version_line}?")
             skipped = self._env_failure(spec.name)
             if skipped is not None:
                 probes[spec.name] = skipped
@@ -760,8 +759,7 @@ class Orchestrator:
                 except Exception as exc:  # a probe that breaks loses its row, not the run
                     probes[spec.name] = f"probe failed: {type(exc).__name__}: {exc}"
             self.progress.advance(8.0)
-        statements = {t: measure_target(t).statements for s in specs for t in s.adapter_code}
         self.store.sync()
         folder = load_run_folder(self.store.directory, require_runs=False)
-        rows = version_rows(specs, probes, folder.timed_runs, folder.footprint, statements)
+        rows = version_rows(specs, probes, folder.timed_runs, folder.footprint)
         write_versions(self.store.path(VERSIONS), rows)
