@@ -38,6 +38,17 @@ def line_key(line: str) -> tuple[int, ...]:
     return tuple(int(part) for part in line.split("."))
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def first_line(text: str | None, limit: int = 90) -> str:
+    """The first line of an error, cut to ``limit`` characters."""
+    lines = (text or "").strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 class WarningSeen(BaseModel):
     """One distinct warning (category, message, where it was raised) and how often."""
 
@@ -48,6 +59,13 @@ class WarningSeen(BaseModel):
     where: str  # module path relative to site-packages (or the program's file), and line
     count: int = Field(ge=1)
     deprecation: bool  # a DeprecationWarning, PendingDeprecationWarning or FutureWarning
+
+    @property
+    def langchain_deprecation(self) -> bool:
+        """LangChain's own announcement that an API the code uses goes away
+        (``LangChainDeprecationWarning`` and its pending form, which LangChain shows by
+        default) — not another library's deprecation raised inside LangChain."""
+        return self.deprecation and self.category.startswith("LangChain")
 
 
 class ProgramRun(BaseModel):
@@ -61,7 +79,12 @@ class ProgramRun(BaseModel):
 
     @property
     def deprecations(self) -> list[WarningSeen]:
-        return [w for w in self.warnings if w.deprecation]
+        """LangChain's deprecation warnings of the run (``WarningSeen.langchain_deprecation``)."""
+        return [w for w in self.warnings if w.langchain_deprecation]
+
+    @property
+    def deprecations_text(self) -> str:
+        return plural(len(self.deprecations), "deprecation warning")
 
 
 class Fix(ProgramRun):
@@ -70,6 +93,14 @@ class Fix(ProgramRun):
     statements: int = Field(ge=0)  # ast statements changed, program as written → fixed
     edits: list[str] = Field(default_factory=list)  # each "old → new", as declared
     packages: list[str] = Field(default_factory=list)  # distributions it adds to the install
+
+    @property
+    def summary(self) -> str:
+        """ "1 statement + langchain-classic" (and, when even the fix fails, why)."""
+        text = plural(self.statements, "statement")
+        if self.packages:
+            text += " + " + ", ".join(self.packages)
+        return text if self.ran else f"{text}, still fails: {first_line(self.error)}"
 
 
 class UpgradeCell(ProgramRun):
