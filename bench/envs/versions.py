@@ -6,9 +6,9 @@ written for this line or an older one — the reference agent as that line's doc
 runs the reference scenario (``customer_returns``, in-process mock) *unchanged*, each in its
 own fresh interpreter so that no run sees another's imports. Where one fails and its
 ``Program.fixes`` has edits for this line, the fixed program runs too, and the fix is
-measured: the ast statements changed between the program as written and the program that
-runs (``statements_changed``), and the distributions the fixed program imports that the
-line it was written for did not install.
+measured: the statements changed between the program as written and the program that runs
+(``statements_changed``), and the distributions the fixed program imports that the line it
+was written for did not install.
 
 Each run records every warning raised from the first import of LangChain to the end of the
 run (``simplefilter("always")``), grouped by category, message and place. A run "works"
@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import copy
-import difflib
 import io
 import json
 import os
@@ -50,46 +48,14 @@ def _where(filename: str, lineno: int) -> str:
 # -- measuring a fix ------------------------------------------------------------------------
 
 
-def _statement_keys(source: str) -> list[str]:
-    """Every statement of ``source`` in order, nested ones included, each as the ast dump of
-    its own header (a compound statement without its body); docstrings are left out, as
-    ``bench.codesize`` leaves them out."""
-    keys: list[str] = []
-    scopes = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-
-    def visit(owner: ast.AST, body: list[Any]) -> None:
-        for index, node in enumerate(body):
-            value = getattr(node, "value", None)
-            docstring = isinstance(value, ast.Constant) and isinstance(value.value, str)
-            if (
-                index == 0
-                and isinstance(owner, scopes)
-                and isinstance(node, ast.Expr)
-                and docstring
-            ):
-                continue
-            header, blocks = copy.copy(node), []
-            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                block = getattr(node, name, None)
-                if isinstance(block, list):
-                    setattr(header, name, [])
-                    blocks.append(block)
-            keys.append(ast.dump(header))
-            for block in blocks:
-                visit(node, block)
-
-    tree = ast.parse(source)
-    visit(tree, tree.body)
-    return keys
-
-
 def statements_changed(before: str, after: str) -> int:
-    """How many statements change from ``before`` to ``after``: for each differing run of
-    statements, the larger of what it removes and what it adds (one import rewritten: 1)."""
-    matcher = difflib.SequenceMatcher(a=_statement_keys(before), b=_statement_keys(after))
-    return sum(
-        max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-    )
+    """How many statements change from the program ``before`` to ``after``: the statement
+    diff of ``bench.multimodel.statements`` (formatting, comments and docstrings never count;
+    each differing run of statements counts the longer of its two sides: one import
+    rewritten is 1), over whole programs."""
+    from bench.multimodel.statements import changed, flat_statements
+
+    return changed(*(flat_statements(ast.parse(source).body) for source in (before, after)))
 
 
 def _imported_distributions(source: str) -> list[str]:

@@ -937,8 +937,8 @@ def claim_versions(f: Facts) -> Claim:
         "the reference agent written as each LangChain line's docs wrote it, run unchanged on "
         "every newer line measured, each a fresh install of that line (the upgrade direction "
         "of the version matrix). Per line the code was written for: supported when it fails "
-        "on a newer line (a breaking change; the measured fix and the deprecation warnings of "
-        "the line before the break are shown); partly when it runs on every newer line but "
+        "on a newer line (a breaking change; the measured fix, and whether a deprecation "
+        "warning of the line before named what broke, are shown); partly when it runs on every newer line but "
         "warns of deprecations; refuted when it runs on every newer line with no deprecation "
         "warning. Code that does not run on its own line is left out. Lines combine as "
         "everywhere. Releases within a line are not measured"
@@ -963,6 +963,7 @@ def claim_versions(f: Facts) -> Claim:
             measured = f"fails on {broken.run_on} ({first_line(broken.error, 120)})"
             if before is not None:
                 measured += f" after {before.deprecations_text} on {before.run_on}"
+                measured += "" if history.announced else " (none naming what broke)"
             fix = broken.fix
             measured += f"; fix: {fix.summary}" if fix is not None else "; no fix declared"
         else:

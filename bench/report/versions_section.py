@@ -135,6 +135,8 @@ def _history_fact(history: UpgradeHistory) -> Paragraph | None:
     spans.append(f" fails on {broken.run_on} (")
     spans.append(Code(first_line(broken.error, 200)))
     spans.append(")")
+    if before is not None:
+        spans.append(f"; {'a' if history.announced else 'no'} warning on {before.run_on} named it")
     fix = broken.fix
     if fix is None:
         spans.append("; no fix is declared.")

@@ -22,6 +22,7 @@ the end of a run; ``read_versions`` reads it back.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,8 +168,24 @@ class UpgradeHistory:
         earlier = [c for c in self.cells if line_key(c.run_on) < line_key(broken.run_on)]
         return earlier[-1] if earlier else None
 
+    @property
+    def announced(self) -> bool | None:
+        """Whether a LangChain deprecation warning on the line before the break named what
+        broke: a name the error quotes (``'AgentExecutor'``, ``'langchain_community'``)
+        appears in the warning's text (None: no break, or no line before it measured)."""
+        broken, before = self.first_break, self.before_break
+        if broken is None or before is None:
+            return None
+        names = {_plain(name) for name in re.findall(r"'([^'\s]+)'", broken.error or "")}
+        texts = [_plain(w.message) for w in before.deprecations]
+        return any(name in text for name in names for text in texts)
+
     def on(self, line: str) -> UpgradeCell | None:
         return next((c for c in self.cells if c.run_on == line), None)
+
+
+def _plain(text: str) -> str:
+    return text.lower().replace("-", "_")
 
 
 def upgrade_histories(rows: Iterable[VersionRow]) -> list[UpgradeHistory]:

@@ -230,7 +230,10 @@ def test_the_table_joins_the_probes_and_todays_per_step_cost(tmp_path):
         ("0.3", None, 2),
         ("1", None, 2),
     ]
-    assert rows[1].overhead_per_step_ms_by_scenario == {"customer_returns": 11.0, "single_tool": 4.0}
+    assert rows[1].overhead_per_step_ms_by_scenario == {
+        "customer_returns": 11.0,
+        "single_tool": 4.0,
+    }
     assert rows[1].overhead_per_step_ms == 7.5
     write(tmp_path / "versions.json", rows)
     assert read_versions(tmp_path) == rows
@@ -256,10 +259,13 @@ def test_the_table_joins_the_probes_and_todays_per_step_cost(tmp_path):
     texts = ["".join(getattr(s, "text", s) for s in p.spans) for p in facts.items]
     assert texts[0] == (
         f"Code written for 0.2 runs on 0.3 with 1 deprecation warning and fails on 1 "
-        f"({NO_EXECUTOR}); the fix is 1 statement + langchain-classic: {FIXED['edits'][0]}."
+        f"({NO_EXECUTOR}); no warning on 0.3 named it; the fix is 1 statement + "
+        f"langchain-classic: {FIXED['edits'][0]}."
     )
     assert texts[1].startswith("Code written for 0.3 runs on 0.3 with 0 deprecation warnings")
-    assert texts[2] == "LangChain 0.1: not measured — environment 'langchain-0.1' could not be built"
+    assert (
+        texts[2] == "LangChain 0.1: not measured — environment 'langchain-0.1' could not be built"
+    )
     assert texts[3] == f"LangChainDeprecationWarning (0.2 code on 0.3): {PYDANTIC_V1}"
     assert cost.columns == COST_COLUMNS
     assert [tuple(r) for r in cost.rows] == [
@@ -276,6 +282,37 @@ def test_the_table_joins_the_probes_and_todays_per_step_cost(tmp_path):
     ]
     (note,) = versions_section([]).blocks
     assert isinstance(note, Note) and "No LangChain version matrix" in note.text
+
+
+def _history(before: list[dict], error: str):
+    rows = [
+        VersionRow(
+            line=line,
+            engine=f"e{line}",
+            environment=f"langchain-{line}",
+            packages={},
+            upgrades=[_cell("0.0", line, ran, **extra)],
+        )
+        for line, ran, extra in (
+            ("0.1", True, {"warnings": before}),
+            ("0.2", False, {"error": error}),
+        )
+    ]
+    (history,) = upgrade_histories(rows)
+    return history
+
+
+def test_a_break_is_announced_only_by_a_warning_that_names_what_broke():
+    community = (
+        "Importing chat models from langchain is deprecated. Please import from langchain-community"
+    )
+    assert _history([_deprecation(community)], NO_COMMUNITY).announced is True
+    assert _history([_deprecation(PYDANTIC_V1)], NO_COMMUNITY).announced is False
+    assert _history([], NO_COMMUNITY).announced is False
+    other = _deprecation(community) | {"category": "PydanticDeprecatedSince20"}
+    assert _history([other], NO_COMMUNITY).announced is False  # not LangChain's own warning
+    history = _history([], NO_COMMUNITY)
+    assert (history.first_break.run_on, history.before_break.run_on) == ("0.2", "0.1")
 
 
 def test_an_old_version_table_is_refused_with_the_file_named(tmp_path):

@@ -119,16 +119,27 @@ def test_a_break_shows_the_fix_and_the_warnings_of_the_line_before() -> None:
             "LangChain 0.2 code → 1",
             "supported",
             "fails on 1 (ImportError: cannot import name 'AgentExecutor') after 1 deprecation "
-            "warning on 0.3; fix: 2 statements + x",
+            "warning on 0.3 (none naming what broke); fix: 2 statements + x",
         ),
         (
             "LangChain 0.3 code → 1",
             "supported",
             "fails on 1 (ImportError: cannot import name 'AgentExecutor') after 0 deprecation "
-            "warnings on 0.3; fix: 1 statement + x",
+            "warnings on 0.3 (none naming what broke); fix: 1 statement + x",
         ),
     ]
     assert claim.verdict == "supported"
+
+
+def test_a_break_named_by_a_warning_of_the_line_before_says_so() -> None:
+    before = cell("0.2", "0.3", True, warns=1)
+    before["warnings"][0]["message"] = "AgentExecutor moves to langchain-classic in 1.0"
+    claim = versions(version("0.3", before), version("1", cell("0.2", "1", False, fix=2)))
+    (part,) = claim.parts
+    assert part.measured == (
+        "fails on 1 (ImportError: cannot import name 'AgentExecutor') after 1 deprecation "
+        "warning on 0.3; fix: 2 statements + x"
+    )
 
 
 def test_versions_lines_combine_and_unmeasured_or_self_broken_code_is_left_out() -> None:
