@@ -202,16 +202,17 @@ class Program:
         """What a user of this line had installed (normalised distribution names)."""
         constraints = self.path.with_name("constraints.txt")
         if not constraints.exists():
-            return {_normal(name) for name in self.installed}
+            return {normal_name(name) for name in self.installed}
         names = set()
         for line in constraints.read_text(encoding="utf-8").splitlines():
             line = line.split("#", 1)[0].strip()
             if "==" in line:
-                names.add(_normal(line.split("==", 1)[0]))
+                names.add(normal_name(line.split("==", 1)[0]))
         return names
 
 
-def _normal(name: str) -> str:
+def normal_name(name: str) -> str:
+    """A distribution's name as pip compares it (``langchain_core`` → ``langchain-core``)."""
     return name.strip().lower().replace("_", "-").replace(".", "-")
 
 

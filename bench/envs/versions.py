@@ -1,19 +1,20 @@
 """``python -m bench.envs.versions ENGINE``: does code written for older LangChain lines run here?
 
-Run by the runner for each version engine (the registry's ``version_line`` engines), with the
-Python of that line's environment. Every program of ``bench.engines.lc_versions.PROGRAMS``
-written for this line or an older one — the reference agent as that line's docs wrote it —
-runs the reference scenario (``customer_returns``, in-process mock) *unchanged*, each in its
-own fresh interpreter so that no run sees another's imports. Where one fails and its
-``Program.fixes`` has edits for this line, the fixed program runs too, and the fix is
-measured: the statements changed between the program as written and the program that runs
-(``statements_changed``), and the distributions the fixed program imports that the line it
-was written for did not install.
+The runner calls ``probe(engine, python)`` for each version engine (the registry's
+``version_line`` engines) with the Python of that line's environment. Every program of
+``bench.engines.lc_versions.PROGRAMS`` written for this line or an older one — the reference
+agent as that line's docs wrote it — runs the reference scenario (``customer_returns``)
+*unchanged*, each in its own fresh interpreter of the environment so that no run sees
+another's imports (``--program LINE``), against the mock on 127.0.0.1. Where one fails and
+its ``Program.fixes`` has edits for this line, the fixed program runs too (``--fixed-for``),
+and the fix is measured: the statements changed between the program as written and the
+program that runs (``statements_changed``), and the distributions the fixed program imports
+that the line it was written for did not install.
 
 Each run records every warning raised from the first import of LangChain to the end of the
 run (``simplefilter("always")``), grouped by category, message and place. A run "works"
-when it ends as the scenario expects (``scenarios.expect``). It prints one JSON line:
-``bench.results.versions.VersionProbe``.
+when it ends as the scenario expects (``scenarios.expect``). ``ENGINE`` prints one JSON
+line, a ``bench.results.versions.VersionProbe``; ``--program`` one ``ProgramRun``.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _imported_distributions(source: str) -> list[str]:
     """The installed distributions that provide the top-level modules ``source`` imports."""
     from importlib.metadata import packages_distributions
 
-    from bench.engines.lc_versions import _normal
+    from bench.engines.lc_versions import normal_name
 
     provides = packages_distributions()
     modules = set()
@@ -71,7 +72,7 @@ def _imported_distributions(source: str) -> list[str]:
             modules.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             modules.add(node.module.split(".")[0])
-    return sorted({_normal(d) for module in modules for d in provides.get(module, ())})
+    return sorted({normal_name(d) for module in modules for d in provides.get(module, ())})
 
 
 # -- one run of one program, in this interpreter ---------------------------------------------
