@@ -6,7 +6,10 @@ Two tables and the facts under them:
   line and every newer one: does it run, what does it warn, and where it fails, the measured
   fix (statements changed, packages added);
 - **today's per-step cost** — today's AgentExecutor baseline back-ported to each line: how
-  the same code's framework overhead changed across lines (not a compatibility measure).
+  the same code's framework overhead changed across lines (not a compatibility measure);
+- **the legacy back-port table** — only for a legacy versions.json (``VersionRow.backport``):
+  today's baseline run on each older line as is and back-ported, labelled as the back-port
+  direction (no upgrade was measured).
 
 ``versions_section(rows)`` takes the rows ``read_versions`` returns (None or empty: the run
 measured no LangChain line, and the section says so).
@@ -102,6 +105,42 @@ def cost_table(rows: Sequence[VersionRow]) -> Table:
     )
 
 
+BACKPORT_COLUMNS = (
+    "LangChain line",
+    "today's code as is",
+    "back-port",
+    "deprecation warnings",
+)
+
+
+def backport_table(rows: Sequence[VersionRow]) -> Table:
+    """A legacy table's compatibility columns: today's code run on older lines."""
+    table_rows = []
+    for row in rows:
+        b = row.backport
+        if b is None or b.runs_unchanged is None:
+            table_rows.append((row.line, Cell("not measured", "verdict-unknown"), "–", "–"))
+            continue
+        as_is = "runs" if b.runs_unchanged else f"fails: {first_line(b.unchanged_error)}"
+        port = f"{fmt.count(b.statements_changed)} statements"
+        if b.runs_adapted is False:
+            port += f", still fails: {first_line(b.adapted_error)}"
+        table_rows.append((row.line, as_is, port, fmt.count(b.deprecation_warnings)))
+    return Table(
+        BACKPORT_COLUMNS,
+        tuple(table_rows),
+        caption=(
+            "Legacy table (the back-port direction): this run's versions.json predates the "
+            "upgrade direction. Today's AgentExecutor baseline was run on each older line as "
+            "is, and with the harness's back-port (its statements counted). It shows how far "
+            "today's code is from older lines, not whether code written for a line runs on a "
+            "newer one: the upgrade direction was not measured in this run."
+        ),
+        css="versions-backport",
+        numeric=(3,),
+    )
+
+
 def _packages(row: VersionRow) -> str:
     p = row.packages
     if not p:
@@ -186,6 +225,8 @@ def versions_section(rows: Sequence[VersionRow] | None) -> Section:
     blocks: list[Table | Bullets] = []
     if histories:
         blocks.append(upgrade_table(rows, histories))
+    if any(row.backport is not None for row in rows):
+        blocks.append(backport_table(rows))
     if facts:
         blocks.append(Bullets(tuple(facts)))
     blocks.append(cost_table(rows))

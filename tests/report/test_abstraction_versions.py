@@ -3,13 +3,17 @@ versions claim (the LangChain version matrix): each verdict on both sides of its
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.report import rules
 from bench.report.build import build_document
 from bench.report.facts import compute_facts
 from bench.report.rules import T
-from bench.results.rows import ProfileRow, VersionRow
+from bench.report.versions_section import BACKPORT_COLUMNS, versions_section
+from bench.results.folder import read_versions
+from bench.results.rows import ProfileRow, VersionRow, first_line
 from tests.report.synth import Params, make
 
 
@@ -181,3 +185,34 @@ def test_the_ledger_and_the_report_carry_both() -> None:
     doc, *_ = build_document(data, {}, [])
     titles = [s.title for s in doc.sections]
     assert "LangChain versions" in titles
+
+
+REFERENCE = Path(__file__).resolve().parents[2] / "reports" / "reference"
+
+
+def test_a_legacy_table_is_not_measured_in_the_upgrade_direction_and_labelled_so() -> None:
+    rows = read_versions(REFERENCE)  # the committed reference run: a legacy table
+    assert rows and all(r.backport is not None and not r.upgrades for r in rows)
+    claim = versions(*rows)
+    assert claim.verdict == "not measured" and not claim.parts
+    assert claim.measured.startswith("not measured in the upgrade direction: ")
+    assert "legacy table" in claim.measured
+    upgrade_claim = versions(version("0.3", cell("0.3", "0.3", True)))
+    assert "legacy" not in upgrade_claim.measured  # only a legacy table says so
+    tables = [b for b in versions_section(rows).blocks if hasattr(b, "columns")]
+    backport, cost = tables  # no upgrade table: nothing was measured in that direction
+    assert backport.columns == BACKPORT_COLUMNS
+    assert backport.caption.startswith("Legacy table (the back-port direction)")
+    expected = [
+        (
+            r.line,
+            "runs"
+            if r.backport.runs_unchanged
+            else f"fails: {first_line(r.backport.unchanged_error)}",
+            f"{r.backport.statements_changed:,} statements",
+            f"{r.backport.deprecation_warnings:,}",
+        )
+        for r in rows
+    ]
+    assert [tuple(row) for row in backport.rows] == expected
+    assert [row[0] for row in cost.rows] == [r.line for r in rows]
