@@ -1,21 +1,31 @@
-"""``lc-agentexecutor@0.1`` … ``@1``: today's AgentExecutor baseline on each LangChain line.
+"""The LangChain lines: the reference agent as each line's docs wrote it, and today's baseline
+back-ported to each line.
 
-Each engine is ``bench.engines.langchain_engines.AgentExecutorEngine`` — today's
-``langchain_baseline`` code, unchanged — run in the environment of one LangChain line
-(``bench/envs/langchain-<line>/``). Where that code does not import or run on the line, the
-smallest change that makes it run is a function here, applied before the baseline is
-imported; the registry's ``adapter_code`` names those functions, so their size is counted
-(``bench.engines.codesize``) and nothing else is. ``bench.runner.phases.version_probe`` probes, in each
-environment, whether the unchanged code runs and what it warns.
+**Programs** (``PROGRAMS``): ``bench/envs/langchain-<line>/agent.py`` is the reference agent
+(``customer_returns``) written the way that line's own docs wrote an agent — its imports,
+idioms and calls. ``bench.runner.phases.version_probe`` runs each one *unchanged* on its own line and on
+every newer one (the upgrade direction). Where it fails, ``Program.fixes`` holds the edits
+that make it run there; the fix's size is measured on the program as written and the
+program that runs (``bench.runner.phases.version_probe.statements_changed``), not declared.
 
-One more difference is the harness's, not the user's, and is not counted: openai 1.x and
-2.x send through ``httpx`` (3.x through ``httpx2``), so the recording client is built for the
-installed openai (``bench.engines.peers.openai_http_lib``).
+**Engines** (``lc-agentexecutor@0.1`` … ``@1``): today's AgentExecutor baseline
+(``bench.engines.langchain_engines.AgentExecutorEngine``) run in each line's environment, so
+the same code's per-step cost can be compared across lines. Where today's code does not run
+on an older line, the smallest back-port is a function here, applied before the baseline is
+imported (the registry's ``adapter_code`` names them). Back-porting is the harness's
+business, not a measure of LangChain's stability.
+
+One more difference is the harness's, not the user's: openai 1.x and 2.x send through
+``httpx`` (3.x through ``httpx2``), so the recording client is built for the installed
+openai (``bench.engines.peers.openai_http_lib``).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bench.engines.langchain_engines import AgentExecutorEngine
@@ -146,9 +156,144 @@ class AgentExecutor1Engine(_VersionedExecutor):
     description = "today's AgentExecutor baseline on LangChain 1.x (langchain_classic), as is"
 
 
-class UnchangedExecutor(_VersionedExecutor):
-    """Today's baseline with no change at all (only the harness's recording client): what
-    ``bench.runner.phases.version_probe`` tries first on every line."""
+# -- the programs, as each line's docs wrote them ------------------------------------------
 
-    name = "lc-agentexecutor"
-    description = "today's AgentExecutor baseline, unchanged"
+PROGRAM_DIR = Path(__file__).resolve().parents[1] / "envs"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to a program's source: ``old`` (found exactly once) becomes ``new``."""
+
+    old: str
+    new: str
+
+    def __str__(self) -> str:
+        return f"{' '.join(self.old.split())} → {' '.join(self.new.split())}"
+
+
+@dataclass(frozen=True)
+class Program:
+    """The reference agent as LangChain ``line``'s docs wrote it."""
+
+    line: str
+    # newer line → the edits that make the program run there (only where it fails as is)
+    fixes: Mapping[str, tuple[Edit, ...]] = field(default_factory=dict)
+    # the distributions its users installed, where no environment of the line is declared
+    # (otherwise: bench/envs/langchain-<line>/constraints.txt, the line's whole install)
+    installed: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> Path:
+        return PROGRAM_DIR / f"langchain-{self.line}" / "agent.py"
+
+    def source(self, fixed_for: str | None = None) -> str:
+        """The program as written, or with the fix for line ``fixed_for`` applied."""
+        text = self.path.read_text(encoding="utf-8")
+        for edit in self.fixes[fixed_for] if fixed_for is not None else ():
+            if text.count(edit.old) != 1:
+                raise ValueError(
+                    f"{self.path}: fix for {fixed_for}: {edit.old!r} is not there once"
+                )
+            text = text.replace(edit.old, edit.new)
+        return text
+
+    def installed_distributions(self) -> set[str]:
+        """What a user of this line had installed (normalised distribution names)."""
+        constraints = self.path.with_name("constraints.txt")
+        if not constraints.exists():
+            return {normal_name(name) for name in self.installed}
+        names = set()
+        for line in constraints.read_text(encoding="utf-8").splitlines():
+            line = line.split("#", 1)[0].strip()
+            if "==" in line:
+                names.add(normal_name(line.split("==", 1)[0]))
+        return names
+
+
+def normal_name(name: str) -> str:
+    """A distribution's name as pip compares it (``langchain_core`` → ``langchain-core``)."""
+    return name.strip().lower().replace("_", "-").replace(".", "-")
+
+
+# the edits each program needs on a newer line, as the warnings of the line before (or the
+# 1.0 migration guide) tell a user to make them
+_CLASSIC = "langchain_classic.agents"  # 1.0 moved the legacy agents to langchain-classic
+_CHAT_MODEL_0_0 = Edit(
+    "from langchain.chat_models import ChatOpenAI", "from langchain_openai import ChatOpenAI"
+)
+_EXECUTOR = "from langchain.agents import AgentExecutor, "
+
+PROGRAMS: tuple[Program, ...] = (
+    Program(
+        "0.0",
+        fixes={
+            "0.2": (_CHAT_MODEL_0_0,),
+            "0.3": (_CHAT_MODEL_0_0,),
+            # the imports alone are not enough: langchain-classic 1.0.8's OpenAIFunctionsAgent
+            # (behind initialize_agent) passes callbacks twice and raises a TypeError, so the
+            # agent is rebuilt the way the deprecation warning says, with its default prompt
+            "1": (
+                Edit(
+                    "from langchain.agents import AgentType, initialize_agent",
+                    f"from {_CLASSIC} import AgentExecutor, create_openai_functions_agent\n"
+                    "from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder",
+                ),
+                _CHAT_MODEL_0_0,
+                Edit(
+                    "    agent = initialize_agent(tools, llm, agent=AgentType.OPENAI_FUNCTIONS,"
+                    " verbose=True)\n    return agent.run(harness.question)",
+                    "    prompt = ChatPromptTemplate.from_messages(\n"
+                    '        [("system", "You are a helpful AI assistant."), ("human", "{input}"),\n'
+                    '         MessagesPlaceholder(variable_name="agent_scratchpad")]\n'
+                    "    )\n"
+                    "    agent = create_openai_functions_agent(llm, tools, prompt)\n"
+                    "    agent_executor = AgentExecutor(agent=agent, tools=tools, verbose=True)\n"
+                    '    return agent_executor.invoke({"input": harness.question})["output"]',
+                ),
+            ),
+        },
+        installed=("langchain", "openai", "pydantic"),
+    ),
+    Program(
+        "0.1",
+        fixes={
+            "1": (
+                Edit(
+                    _EXECUTOR + "create_openai_functions_agent",
+                    f"from {_CLASSIC} import AgentExecutor, create_openai_functions_agent",
+                ),
+                Edit(
+                    "from langchain.pydantic_v1 import BaseModel, Field",
+                    "from pydantic import BaseModel, Field",
+                ),
+            )
+        },
+    ),
+    Program(
+        "0.2",
+        fixes={
+            "1": (
+                Edit(
+                    _EXECUTOR + "create_tool_calling_agent",
+                    f"from {_CLASSIC} import AgentExecutor, create_tool_calling_agent",
+                ),
+                Edit(
+                    "from langchain_core.pydantic_v1 import BaseModel, Field",
+                    "from pydantic import BaseModel, Field",
+                ),
+            )
+        },
+    ),
+    Program(
+        "0.3",
+        fixes={
+            "1": (
+                Edit(
+                    _EXECUTOR + "create_tool_calling_agent",
+                    f"from {_CLASSIC} import AgentExecutor, create_tool_calling_agent",
+                ),
+            )
+        },
+    ),
+)

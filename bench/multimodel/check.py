@@ -24,8 +24,8 @@ from pathlib import Path
 from bench.engines.base import RunContext, RunRecord, ToolCallRecord
 from bench.engines.common import exception_outcome
 from bench.engines.kit.runlog import end_log, start_log
+from bench.engines.statement_diff import statements_changed
 from bench.multimodel.server import ThreadedMockServer
-from bench.multimodel.statements import statements_changed
 from bench.multimodel.variants import VARIANTS, Variant
 from bench.referee import MockLLM
 from bench.results.files import MULTIMODEL, dumps_line

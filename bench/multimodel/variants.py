@@ -12,7 +12,7 @@ same code base run on the other provider, with only these lines changed?
 Where it does not, a **fixed** variant adds the code it took, written as a copy of the
 engine method it changes plus the change (``executor_answer``: ``AgentExecutor`` returns
 the last message's ``content``, which ``ChatAnthropic`` streams as a list of content
-blocks, not a string), so that the statement diff (``bench.multimodel.statements``) of
+blocks, not a string), so that the statement diff (``bench.engines.statement_diff``) of
 every pair in ``Variant.code`` is exactly what a user changes.
 
 The endpoint a provider lives at is configuration, not code: the check passes each variant

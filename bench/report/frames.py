@@ -182,7 +182,7 @@ class RunData:
     load_levels: tuple[Any, ...] = ()  # bench.results.metrics.LoadLevel
     mock_ceilings: tuple[Any, ...] = ()  # bench.results.metrics.MockCeiling
     multimodel: Any = None  # multimodel.json (bench.results.rows.MultiModelFile), or None
-    versions: tuple[Any, ...] = ()  # versions.json rows (bench.results.versions.VersionRow)
+    versions: tuple[Any, ...] = ()  # versions.json rows (bench.results.rows.VersionRow)
     run_dir: Path | None = None
     notes: tuple[str, ...] = ()  # what the adapter could not read, for the caveats
 

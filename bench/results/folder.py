@@ -14,8 +14,9 @@
 - ``catalogue.json`` (when ``schedbench catalogue`` ran): one JSON document, its cells and
   programs typed one by one (a bad one is skipped and recorded like a bad line; a file that
   is not a catalogue of a known schema version is skipped whole, with the reason).
-- ``versions.json`` (when the run measured LangChain lines): the version table; a file that
-  is not one is left out as a ``Skipped`` (line 0) with the reason.
+- ``versions.json`` (when the run measured LangChain lines): the version table (a legacy one,
+  the back-port direction, is read as such: ``read_versions``); a file that is not one is
+  left out as a ``Skipped`` (line 0) with the reason.
 - ``multimodel.json`` (when the multi-model check ran: ``schedbench multimodel``): one typed
   document; a corrupt one is left out as a ``Skipped`` (line 0) with the reason.
 
@@ -62,6 +63,7 @@ from bench.results.rows import (
     CatalogueSkipped,
     DebugRow,
     FootprintRow,
+    LegacyVersionRow,
     LoadRow,
     Meta,
     MultiModelFile,
@@ -309,6 +311,9 @@ def finished_ttft(
 def read_versions(directory: Path | str) -> list[VersionRow] | None:
     """The version table of a run folder (None: the run measured no LangChain line).
 
+    A legacy table (rows with ``runs_unchanged`` and no ``upgrades``: today's baseline
+    back-ported to older lines, written before the upgrade direction) reads as rows with no
+    upgrade measured and its columns under ``backport``; a table mixing both is refused.
     Raises ``ValueError`` naming the file and the reason when versions.json is not a
     version table (the run-folder loader turns that into a ``Skipped``)."""
     path = Path(directory) / VERSIONS
@@ -319,9 +324,18 @@ def read_versions(directory: Path | str) -> list[VersionRow] | None:
         rows = data["versions"] if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise ValueError("no list under 'versions'")
+        legacy = [_is_legacy(row) for row in rows]
+        if any(legacy) and not all(legacy):
+            raise ValueError("legacy (back-port) rows mixed with upgrade rows")
+        if rows and all(legacy):
+            return [LegacyVersionRow.model_validate(row).as_row() for row in rows]
         return [VersionRow.model_validate(row) for row in rows]
     except (ValueError, UnicodeDecodeError, ValidationError) as exc:
         raise ValueError(f"{path.name}: not a version table ({exc})".splitlines()[0]) from None
+
+
+def _is_legacy(row: Any) -> bool:
+    return isinstance(row, dict) and "runs_unchanged" in row and "upgrades" not in row
 
 
 def run_seed(meta: dict[str, Any]) -> int:

@@ -468,29 +468,113 @@ class Meta(BaseModel):
 # -- versions.json: the LangChain version matrix (bench.results.versions) --
 
 
+def line_key(line: str) -> tuple[int, ...]:
+    """Sort key of a LangChain line ("0.3" < "1")."""
+    return tuple(int(part) for part in line.split("."))
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def first_line(text: str | None, limit: int = 90) -> str:
+    """The first line of an error, cut to ``limit`` characters."""
+    lines = (text or "").strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 class WarningSeen(BaseModel):
     """One distinct warning (category, message, where it was raised) and how often."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     category: str
     message: str
-    where: str  # module path relative to site-packages, and line
+    where: str  # module path relative to site-packages (or the program's file), and line
     count: int = Field(ge=1)
     deprecation: bool  # a DeprecationWarning, PendingDeprecationWarning or FutureWarning
 
+    @property
+    def langchain_deprecation(self) -> bool:
+        """LangChain's own announcement that an API the code uses goes away
+        (``LangChainDeprecationWarning`` and its pending form, which LangChain shows by
+        default) — not another library's deprecation raised inside LangChain."""
+        return self.deprecation and self.category.startswith("LangChain")
+
+
+class ProgramRun(BaseModel):
+    """One run of a program (as written, or fixed) in one environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ran: bool  # it ended as the scenario expects
+    error: str | None = None  # the exception, or how the run missed the expectations
+    warnings: list[WarningSeen] = Field(default_factory=list)
+
+    @property
+    def deprecations(self) -> list[WarningSeen]:
+        """LangChain's deprecation warnings of the run (``WarningSeen.langchain_deprecation``)."""
+        return [w for w in self.warnings if w.langchain_deprecation]
+
+    @property
+    def deprecations_text(self) -> str:
+        return plural(len(self.deprecations), "deprecation warning")
+
+
+class Fix(ProgramRun):
+    """The change that makes a program that failed on a line run there, and its run."""
+
+    statements: int = Field(ge=0)  # ast statements changed, program as written → fixed
+    edits: list[str] = Field(default_factory=list)  # each "old → new", as declared
+    packages: list[str] = Field(default_factory=list)  # distributions it adds to the install
+
+    @property
+    def summary(self) -> str:
+        """ "1 statement + langchain-classic" (and, when even the fix fails, why)."""
+        text = plural(self.statements, "statement")
+        if self.packages:
+            text += " + " + ", ".join(self.packages)
+        return text if self.ran else f"{text}, still fails: {first_line(self.error)}"
+
+
+class UpgradeCell(ProgramRun):
+    """A program written for one line, run unchanged on one (newer or same) line."""
+
+    written_for: str
+    run_on: str
+    fix: Fix | None = None  # when it failed and a fix is declared for this line
+
 
 class VersionProbe(BaseModel):
-    """What ``python -m bench.runner.phases.version_probe`` saw in one environment."""
+    """What ``python -m bench.runner.phases.version_probe ENGINE`` saw in one line's
+    environment."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     engine: str
-    unchanged: bool  # today's code ran the reference scenario as expected, as is
-    unchanged_error: str | None = None
-    adapted: bool  # the registry's engine (with its line's changes) did
-    adapted_error: str | None = None
+    line: str
     packages: dict[str, str | None] = Field(default_factory=dict)
+    upgrades: list[UpgradeCell] = Field(default_factory=list)
+
+
+# The legacy table (versions.json before the upgrade direction): today's AgentExecutor
+# baseline run on each older line, as is and back-ported. Read, never written.
+
+
+class Backport(BaseModel):
+    """A legacy row's compatibility columns: today's baseline run on this line as is, and
+    with the harness's back-port (``adapter_code``); says nothing about upgrades."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    runs_unchanged: bool | None  # None: not probed
+    unchanged_error: str | None = None
+    runs_adapted: bool | None = None
+    adapted_error: str | None = None
+    statements_changed: int  # the back-port's statements (0: runs unchanged)
+    adapter_parts: list[str] = Field(default_factory=list)
+    deprecation_warnings: int | None = None  # distinct ones, of the adapted run
     warnings: list[WarningSeen] = Field(default_factory=list)  # of the adapted run
     unchanged_warnings: list[WarningSeen] = Field(default_factory=list)
 
@@ -498,27 +582,43 @@ class VersionProbe(BaseModel):
 class VersionRow(BaseModel):
     """One LangChain line in the version table."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     line: str
     engine: str
     environment: str
     packages: dict[str, str | None]
-    runs_unchanged: bool | None  # None: not probed (its environment could not be built)
-    unchanged_error: str | None = None
-    runs_adapted: bool | None = None
-    adapted_error: str | None = None
-    statements_changed: int  # the adapter's statements (0: runs unchanged)
-    adapter_parts: list[str] = Field(default_factory=list)
-    deprecation_warnings: int | None = None  # distinct ones, of the adapted run
-    warnings: list[WarningSeen] = Field(default_factory=list)  # every one of the adapted run
-    unchanged_warnings: list[WarningSeen] = Field(default_factory=list)  # before it failed
+    upgrades: list[UpgradeCell] = Field(default_factory=list)  # the programs run on this line
+    # today's AgentExecutor baseline back-ported to this line (lc-agentexecutor@<line>)
     overhead_per_step_ms: float | None = None  # median over its scenarios
     overhead_per_step_ms_by_scenario: dict[str, float] = Field(default_factory=dict)
     import_ms: float | None = None  # the stack probe (a pristine interpreter), median
     import_modules: float | None = None
     peak_rss_mb: float | None = None  # its workers, median
-    error: str | None = None  # why it was not probed
+    error: str | None = None  # why it was not probed (then ``upgrades`` is empty)
+    # a legacy table only (the back-port direction; ``read_versions``): then ``upgrades`` is empty
+    backport: Backport | None = None
+
+
+class LegacyVersionRow(Backport):
+    """One row of a legacy table, as it was written."""
+
+    line: str
+    engine: str
+    environment: str
+    packages: dict[str, str | None]
+    overhead_per_step_ms: float | None = None
+    overhead_per_step_ms_by_scenario: dict[str, float] = Field(default_factory=dict)
+    import_ms: float | None = None
+    import_modules: float | None = None
+    peak_rss_mb: float | None = None
+    error: str | None = None
+
+    def as_row(self) -> VersionRow:
+        """The row in today's shape: no upgrade measured, the back-port kept apart."""
+        backport = Backport.model_validate(self.model_dump(include=set(Backport.model_fields)))
+        rest = self.model_dump(exclude=set(Backport.model_fields))
+        return VersionRow(**rest, backport=backport)
 
 
 # -- which rows count --

@@ -1,31 +1,104 @@
 """The LangChain version matrix as data: ``versions.json`` in a run folder.
 
-For each LangChain line the run measured (the registry's ``version_line`` engines), one
-``VersionRow``: the packages of its environment, whether today's AgentExecutor baseline runs
-there unchanged (``bench.runner.phases.version_probe`` probes it in a fresh interpreter of that
-environment), the size in statements of the smallest change that makes it run (the
-registry's ``adapter_code``, counted by ``bench.engines.codesize``), the warnings the adapted code
-emits (deprecations counted apart), and its per-step overhead and import footprint from the
-run's own rows. The runner writes it at the end of a run; ``bench.results.folder.read_versions``
-reads it back. The rows themselves are ``bench.results.rows.VersionRow``.
+Two measurements per LangChain line the run measured (the registry's ``version_line``
+engines), one ``VersionRow`` each:
+
+- **upgrades** — the reference agent written as each line's docs wrote it
+  (``bench.engines.lc_versions.PROGRAMS``), run *unchanged* on this line by
+  ``bench.runner.phases.version_probe`` in a fresh interpreter of the line's environment: did
+  it run as the scenario expects, what did it warn, and — where it failed — how big the change is that
+  makes it run (``Fix``: statements changed between the program as written and the program
+  that runs, and the packages it adds);
+- **today's per-step cost** — today's AgentExecutor baseline back-ported to the line (the
+  ``lc-agentexecutor@<line>`` engine): its framework overhead per LLM step and import
+  footprint from the run's own rows. Same code on every line, so it shows how the
+  AgentExecutor stack's cost changed; it says nothing about compatibility.
+
+``upgrade_histories`` turns the rows into one ``UpgradeHistory`` per program (its cells in
+line order), which the report section and the claim both read. The runner writes the file at
+the end of a run; ``bench.results.folder.read_versions`` reads it back (a legacy table too:
+the back-port direction). The rows themselves are ``bench.results.rows.VersionRow``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.results import stats
-from bench.results.metrics import footprint_by_engine, step_overhead_ms
-from bench.results.rows import VersionProbe, VersionRow
+from bench.results.rows import UpgradeCell, VersionProbe, VersionRow, line_key
 
 PACKAGES = ("langchain", "langchain-core", "langchain-classic", "langchain-openai", "openai")
 
 
+@dataclass(frozen=True)
+class UpgradeHistory:
+    """One program across the lines it was run on, oldest first."""
+
+    written_for: str
+    cells: tuple[UpgradeCell, ...]
+
+    @property
+    def newer(self) -> tuple[UpgradeCell, ...]:
+        """The cells of the lines after the one it was written for."""
+        return tuple(c for c in self.cells if line_key(c.run_on) > line_key(self.written_for))
+
+    @property
+    def first_break(self) -> UpgradeCell | None:
+        """The first newer line it does not run on unchanged (None: it runs on all)."""
+        return next((c for c in self.newer if not c.ran), None)
+
+    @property
+    def before_break(self) -> UpgradeCell | None:
+        """The cell of the line just before ``first_break`` (None: none was measured)."""
+        broken = self.first_break
+        if broken is None:
+            return None
+        earlier = [c for c in self.cells if line_key(c.run_on) < line_key(broken.run_on)]
+        return earlier[-1] if earlier else None
+
+    @property
+    def announced(self) -> bool | None:
+        """Whether a LangChain deprecation warning on the line before the break named what
+        broke: a name the error quotes (``'AgentExecutor'``, ``'langchain_community'``)
+        appears in the warning's text (None: no break, or no line before it measured)."""
+        broken, before = self.first_break, self.before_break
+        if broken is None or before is None:
+            return None
+        names = {_plain(name) for name in re.findall(r"'([^'\s]+)'", broken.error or "")}
+        texts = [_plain(w.message) for w in before.deprecations]
+        return any(name in text for name in names for text in texts)
+
+    def on(self, line: str) -> UpgradeCell | None:
+        return next((c for c in self.cells if c.run_on == line), None)
+
+
+def _plain(text: str) -> str:
+    return text.lower().replace("-", "_")
+
+
+def upgrade_histories(rows: Iterable[VersionRow]) -> list[UpgradeHistory]:
+    """Every program's cells, gathered from the lines' rows; programs oldest first."""
+    by_program: dict[str, list[UpgradeCell]] = {}
+    for row in rows:
+        for cell in row.upgrades:
+            by_program.setdefault(cell.written_for, []).append(cell)
+    return [
+        UpgradeHistory(line, tuple(sorted(cells, key=lambda c: line_key(c.run_on))))
+        for line, cells in sorted(by_program.items(), key=lambda item: line_key(item[0]))
+    ]
+
+
 def overhead_by_scenario(rows: Iterable[Any], engine: str) -> dict[str, float]:
     """Median framework overhead per LLM step of ``engine``'s measured runs, per scenario."""
+    # here, not at the top: the probe imports this module in the lines' environments, which
+    # lack numpy; and metrics reads run folders (no cycle)
+    from bench.results import stats
+    from bench.results.metrics import step_overhead_ms
+
     per: dict[str, list[float]] = {}
     for row in rows:
         if row.engine != engine or row.phase != "timed" or getattr(row, "crashed", False):
@@ -41,10 +114,12 @@ def version_rows(
     probes: dict[str, VersionProbe | str],
     runs: Sequence[Any],
     footprint: Sequence[Any],
-    statements: dict[str, int],
 ) -> list[VersionRow]:
     """The table: one row per version engine (``specs``), from its probe (or the reason it
-    has none), the run's rows and the adapter sizes (target → statements)."""
+    has none) and the run's rows."""
+    from bench.results import stats
+    from bench.results.metrics import footprint_by_engine
+
     prints = {entry["engine"]: entry for entry in footprint_by_engine(list(footprint))}
     table = []
     for spec in specs:
@@ -55,8 +130,6 @@ def version_rows(
             "line": spec.version_line,
             "engine": spec.name,
             "environment": spec.environment,
-            "statements_changed": sum(statements[t] for t in spec.adapter_code),
-            "adapter_parts": [t.split("::")[-1] for t in spec.adapter_code],
             "overhead_per_step_ms": stats.median(by_scenario.values()) if by_scenario else None,
             "overhead_per_step_ms_by_scenario": by_scenario,
             "import_ms": stats.number(fp.get("stack_import_ms")),
@@ -64,25 +137,14 @@ def version_rows(
             "peak_rss_mb": stats.number(fp.get("peak_rss_mb")),
         }
         if isinstance(probe, VersionProbe):
-            warnings = list(probe.warnings)
-            table.append(
-                VersionRow(
-                    packages={name: probe.packages.get(name) for name in PACKAGES},
-                    runs_unchanged=probe.unchanged,
-                    unchanged_error=probe.unchanged_error,
-                    runs_adapted=probe.adapted,
-                    adapted_error=probe.adapted_error,
-                    deprecation_warnings=sum(1 for w in warnings if w.deprecation),
-                    warnings=warnings,
-                    unchanged_warnings=list(probe.unchanged_warnings),
-                    **common,
-                )
-            )
+            packages = {name: probe.packages.get(name) for name in PACKAGES}
+            table.append(VersionRow(packages=packages, upgrades=list(probe.upgrades), **common))
         else:
-            table.append(VersionRow(packages={}, runs_unchanged=None, error=probe, **common))
+            table.append(VersionRow(packages={}, error=probe, **common))
     return table
 
 
 def write_versions(path: Path, rows: Sequence[VersionRow]) -> None:
-    data = {"versions": [row.model_dump(mode="json") for row in rows]}
+    """versions.json in the upgrade direction (a legacy ``backport`` is never written)."""
+    data = {"versions": [row.model_dump(mode="json", exclude={"backport"}) for row in rows]}
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.multimodel.statements import find_function, statements_changed
+from bench.engines.statement_diff import find_function, statements_changed
 from bench.multimodel.variants import VARIANTS
 
 BEFORE = '''

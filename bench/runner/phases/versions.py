@@ -1,10 +1,9 @@
-"""The LangChain version matrix: does today's baseline run on each LangChain line the run
+"""The LangChain version matrix: does older code run on each LangChain line the run
 measured? Each line is probed in fresh interpreters of its environment (``version_probe``),
 and the table (``bench.results.versions``) is written to versions.json."""
 
 from __future__ import annotations
 
-from bench.engines.codesize import measure_target
 from bench.engines.registry import REGISTRY
 from bench.results.files import VERSIONS
 from bench.results.folder import load_run_folder
@@ -24,7 +23,7 @@ def run(ctx: PhaseContext) -> None:
     ctx.progress.phase("versions", PROBE_EST_S * len(specs), len(specs), "probes")
     probes: dict[str, VersionProbe | str] = {}
     for spec in specs:
-        ctx.progress.describe(f"does today's baseline run on LangChain {spec.version_line}?")
+        ctx.progress.describe(f"does older code run on LangChain {spec.version_line}?")
         skipped = ctx.workers.env_failure(spec.name)
         if skipped is not None:
             probes[spec.name] = skipped
@@ -35,8 +34,7 @@ def run(ctx: PhaseContext) -> None:
             except Exception as exc:  # a probe that breaks loses its row, not the run
                 probes[spec.name] = f"probe failed: {type(exc).__name__}: {exc}"
         ctx.progress.advance(PROBE_EST_S)
-    statements = {t: measure_target(t).statements for s in specs for t in s.adapter_code}
     ctx.store.sync()
     folder = load_run_folder(ctx.store.directory, require_runs=False)
-    rows = version_rows(specs, probes, folder.timed_runs, folder.footprint, statements)
+    rows = version_rows(specs, probes, folder.timed_runs, folder.footprint)
     write_versions(ctx.store.path(VERSIONS), rows)

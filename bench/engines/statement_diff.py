@@ -1,4 +1,5 @@
-"""How many statements a switch of provider changes: an ``ast`` diff of two functions.
+"""How many statements a change of code makes: an ``ast`` diff of two functions or programs
+(the provider switch of ``bench.multimodel``, the version matrix's fixes).
 
 Each function's body is flattened into its statements in source order (a compound
 statement — ``if``, ``for``, ``with``, ``try`` — contributes its own header and then the
