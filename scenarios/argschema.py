@@ -12,6 +12,8 @@ comparable with earlier runs. A schema that says otherwise (``additionalProperti
 
 from __future__ import annotations
 
+import functools
+import json
 import time
 from contextvars import ContextVar
 from typing import Any
@@ -77,6 +79,21 @@ _NULLABLE_KEYWORDS = frozenset({"default", "const", "examples", "enum"})
 
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` cannot be a tool's ``parameters`` (None: it can)."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON data (built in code): check it uncached
+        return _schema_problem(schema)
+    return _cached_problem(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_problem(text: str) -> str | None:
+    # checking a schema costs ~5 ms; a file is checked in the field and the cross checks,
+    # and the same files are loaded again by every command and worker
+    return _schema_problem(json.loads(text))
+
+
+def _schema_problem(schema: dict[str, Any]) -> str | None:
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
