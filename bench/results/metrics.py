@@ -75,6 +75,18 @@ def measured(rows: Iterable[object]) -> list[Any]:
     return [r for r in rows if not is_crashed(r)]
 
 
+def is_error(row: object) -> bool:
+    """A run that did not complete: crashed, or a status other than ``completed`` (a row
+    without a status, as hand-made folders have, counts as completed)."""
+    status = getattr(row, "status", None)
+    return is_crashed(row) or (status is not None and status != "completed")
+
+
+def completed(rows: Iterable[object]) -> list[Any]:
+    """The rows of runs that completed (``is_error`` rows left out)."""
+    return [r for r in rows if not is_error(r)]
+
+
 # ---------------------------------------------------------------------------------------------
 # per run
 
@@ -314,6 +326,14 @@ def ttft_stats(rows: Sequence[object], raw_rows: Sequence[object] | None = None)
 # throughput and footprint
 
 
+def completed_per_s(row: ThroughputRow) -> float | None:
+    """Completed runs per second of one level (``runs_per_s`` counts failed runs too)."""
+    runs, errors, duration = (stats.number(v) for v in (row.runs, row.errors, row.duration_s))
+    if runs is None or duration is None or duration <= 0:
+        return None
+    return max(runs - (errors or 0), 0) / duration
+
+
 def throughput_level(row: ThroughputRow) -> dict[str, Any]:
     """One level's numbers; the latency percentiles are taken over the runs' latencies."""
     latencies = list(row.latencies_ms)
@@ -327,6 +347,7 @@ def throughput_level(row: ThroughputRow) -> dict[str, Any]:
         "errors": row.errors,
         "duration_s": row.duration_s,
         "runs_per_s": row.runs_per_s,
+        "completed_per_s": completed_per_s(row),
         "latency_mean_ms": stats.mean(latencies),
         "latency_p50_ms": stats.median(latencies),
         "latency_p95_ms": stats.percentile(latencies, 95),
