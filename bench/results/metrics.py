@@ -327,11 +327,12 @@ def ttft_stats(rows: Sequence[object], raw_rows: Sequence[object] | None = None)
 
 
 def completed_per_s(row: ThroughputRow) -> float | None:
-    """Completed runs per second of one level (``runs_per_s`` counts failed runs too)."""
-    runs, errors, duration = (stats.number(v) for v in (row.runs, row.errors, row.duration_s))
-    if runs is None or duration is None or duration <= 0:
-        return None
-    return max(runs - (errors or 0), 0) / duration
+    """Completed runs per second of one level: ``runs_per_s`` (which counts failed runs too)
+    times the share of the level's runs that completed."""
+    rate, runs, errors = (stats.number(v) for v in (row.runs_per_s, row.runs, row.errors))
+    if rate is None or runs is None or runs <= 0:
+        return rate if errors is None or errors == 0 else None
+    return rate * max(runs - (errors or 0), 0) / runs
 
 
 def throughput_level(row: ThroughputRow) -> dict[str, Any]:
