@@ -26,6 +26,7 @@ its crashed row.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from bench.results.files import (
     THROUGHPUT_KEY,
     TTFT,
     TTFT_KEY,
+    read_regular,
 )
 from bench.results.rows import (
     CatalogueCellRow,
@@ -136,7 +138,7 @@ def read_rows(path: Path, model: type[BaseModel] | None = None) -> Rows:
     if not path.exists():
         return Rows(rows, skipped)
     try:
-        lines = path.read_bytes().split(b"\n")
+        lines = read_regular(path).split(b"\n")
     except OSError as exc:
         raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
     torn = lines[-1].strip() != b""  # the file does not end with a newline
@@ -158,7 +160,7 @@ def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:
     rows: list[Any] = []
     skipped: list[Skipped] = []
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with io.StringIO(read_regular(path).decode("utf-8"), newline="") as fh:
             reader = csv.DictReader(fh)
             for record in reader:
                 try:
@@ -194,7 +196,7 @@ def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
     docstring), and what was skipped."""
     skipped: list[Skipped] = []
     try:
-        text = path.read_bytes()
+        text = read_regular(path)
     except FileNotFoundError:
         return None, skipped
     except OSError as exc:
@@ -224,7 +226,7 @@ def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
 def read_multimodel(path: Path) -> tuple[MultiModelFile | None, list[Skipped]]:
     """multimodel.json typed, or None (absent; or corrupt: then one ``Skipped`` says why)."""
     try:
-        text = path.read_bytes()
+        text = read_regular(path)
     except FileNotFoundError:
         return None, []
     except OSError as exc:
@@ -255,7 +257,7 @@ def schema_major(version: int | str) -> int | None:
 def read_meta(path: Path) -> dict[str, Any] | None:
     """meta.json as a dict, checked (``BadMeta`` with one line); None when it is absent."""
     try:
-        text = path.read_bytes()
+        text = read_regular(path)
     except FileNotFoundError:
         return None
     except OSError as exc:

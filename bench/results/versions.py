@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.results import stats
+from bench.results.files import read_regular
 
 VERSIONS = "versions.json"
 PACKAGES = ("langchain", "langchain-core", "langchain-classic", "langchain-openai", "openai")
@@ -154,10 +155,12 @@ def read_versions(directory: Path | str) -> list[VersionRow] | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path).decode("utf-8"))
         rows = data["versions"] if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise ValueError("no list under 'versions'")
         return [VersionRow.model_validate(row) for row in rows]
+    except OSError as exc:
+        raise ValueError(f"{path.name}: cannot be read ({exc.strerror})") from None
     except (ValueError, UnicodeDecodeError, ValidationError) as exc:
         raise ValueError(f"{path.name}: not a version table ({exc})".splitlines()[0]) from None
