@@ -139,6 +139,21 @@ def most_common(items: Iterable[object]) -> object:
     return max(counts, key=counts.__getitem__) if counts else None
 
 
+def failure_reason(rows: Iterable[object]) -> str | None:
+    """Why a cell's runs missed their expectations: the most common ``expect_failures``
+    entry (else the error of a run that did not complete), with how many runs it hit."""
+    rows = list(rows)
+    reasons = [
+        str(r.expect_failures[0] if r.expect_failures else getattr(r, "error", None) or "")
+        for r in rows
+        if getattr(r, "expect_ok", None) is False or is_error(r)
+    ]
+    reason = most_common(r for r in reasons if r)
+    if reason is None:
+        return None
+    return f"{reason} ({reasons.count(str(reason))} of {len(rows)} runs)"
+
+
 def expect_ok_rate(rows: Iterable[object]) -> float:
     """Share of the runs that met the scenario's expectations (runs without the flag left out)."""
     return stats.share(getattr(r, "expect_ok", None) for r in rows)

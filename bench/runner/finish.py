@@ -120,9 +120,25 @@ def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[s
     return table
 
 
-def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
-    """Scenario × engine: median wall ms (! unstable, ✗ expectations not met)."""
+def failure_reasons(runs: Any) -> dict[tuple[str, str, str], str]:
+    """Engine, scenario, latency → why its runs missed (``metrics.failure_reason``)."""
+    return {
+        (key[0], key[1], key[2]): why
+        for key, rows in metrics.cells(runs).items()
+        if (why := metrics.failure_reason(metrics.measured(rows)))
+    }
+
+
+def scenario_table(
+    summary: Any,
+    engines: tuple[str, ...],
+    latency: str,
+    reasons: dict[tuple[str, str, str], str] | None = None,
+) -> Any:
+    """Scenario × engine: median wall ms (! unstable, ✗ expectations not met); ``reasons``
+    (engine, scenario, latency → why, ``metrics.failure_reason``) go under the table."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(
         title=f"Median wall time per run — {latency} latency (! unstable spread, ✗ not as expected)"
@@ -131,6 +147,7 @@ def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
     for engine in engines:
         table.add_column(engine, justify="right")
     rows = summary[summary["latency"] == latency] if not summary.empty else summary
+    missed: list[str] = []
     for scenario in dict.fromkeys(rows["scenario"]) if not rows.empty else ():
         cells = []
         for engine in engines:
@@ -145,7 +162,13 @@ def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
                 else ""
             )
             cells.append(f"{fmt.ms(row['wall_ms_median'])}{mark}")
+            if "✗" in mark:
+                why = (reasons or {}).get((engine, scenario, latency), "reason not recorded")
+                missed.append(f"✗ {engine} on {scenario}: {why}")
         table.add_row(scenario, *cells)
+    if missed:
+        table.caption = Text("\n".join(missed))  # the user's text: no rich markup
+        table.caption_justify = "left"
     return table
 
 
@@ -259,8 +282,9 @@ def finish_run(
     console = Console(width=None if sys.stdout.isatty() else 160)
     if not summary.empty:
         console.print(engine_table(summary, footprint, throughput, config.engines))
+        reasons = failure_reasons(tables.folder.runs)
         for latency in config.latencies:
-            console.print(scenario_table(summary, config.engines, latency))
+            console.print(scenario_table(summary, config.engines, latency, reasons))
     if not tables.ttft.empty:
         console.print(ttft_console_table(tables.ttft))
     if tables.load:

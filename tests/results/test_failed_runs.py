@@ -14,7 +14,7 @@ from bench.report import analysis
 from bench.report.load import load_run_dir
 from bench.report.sections import _throughput_tables
 from bench.results.store import RunStore
-from bench.runner.finish import engine_table, write_tables
+from bench.runner.finish import engine_table, failure_reasons, scenario_table, write_tables
 from bench.runner.plan import RunConfig
 from tests.results.folders import config, meta, run_row
 
@@ -74,3 +74,33 @@ def test_the_console_counts_failed_and_aborted_runs_as_errors(tmp_path):
         ("scheduler", "2", "2", "–", "0.0"),
     ]
     assert tables.throughput["completed_per_s"].tolist() == [10.0, 0.0]
+
+
+def test_every_cross_in_the_console_carries_its_reason(tmp_path):
+    run = tmp_path / "run"
+    with RunStore(run) as store:
+        store.create()
+        store.write_meta(meta())
+        for repeat in range(3):
+            store.append("runs.jsonl", run_row("raw", "customer_returns", repeat, 0.7))
+            missed = ["final answer lacks 'A123' [policy]"] if repeat else []
+            row = run_row("scheduler", "customer_returns", repeat, 0.8, expect_ok=not missed,
+                          expect_failures=missed)  # fmt: skip
+            store.append("runs.jsonl", row)
+    tables = write_tables(RunStore(run), RunConfig.from_dict(config()))
+    reasons = failure_reasons(tables.folder.runs)
+    assert reasons == {
+        (
+            "scheduler",
+            "customer_returns",
+            "zero",
+        ): "final answer lacks 'A123' [policy] (2 of 3 runs)"
+    }
+    console = Console(width=200, record=True)
+    console.print(scenario_table(tables.summary, ("raw", "scheduler"), "zero", reasons))
+    text = console.export_text()
+    assert [line for line in text.splitlines() if "customer_returns │" in line][0].endswith("✗ │")
+    caption = " ".join(text.split("┘", 1)[1].split())  # under the table, wrapped to its width
+    assert caption == (
+        "✗ scheduler on customer_returns: final answer lacks 'A123' [policy] (2 of 3 runs)"
+    )
