@@ -99,7 +99,8 @@ def test_every_cross_in_the_console_carries_its_reason(tmp_path):
     console = Console(width=200, record=True)
     console.print(scenario_table(tables.summary, ("raw", "scheduler"), "zero", reasons))
     text = console.export_text()
-    assert [line for line in text.splitlines() if "customer_returns │" in line][0].endswith("✗ │")
+    marked = next(line for line in text.splitlines() if "customer_returns │" in line)
+    assert marked.endswith("✗ │")  # the scheduler's cell
     caption = " ".join(text.split("┘", 1)[1].split())  # under the table, wrapped to its width
     assert caption == (
         "✗ scheduler on customer_returns: final answer lacks 'A123' [policy] (2 of 3 runs)"
