@@ -320,12 +320,20 @@ def _resume_config(args: argparse.Namespace, stored: Any, scenario_names: tuple[
         if mine != theirs:
             raise UsageError(
                 f"--resume: --{option.replace('_', '-')} differs from the stored run "
-                f"({getattr(stored, field)!r}); drop it, or start a new run with another --out"
+                f"({_said(getattr(stored, field))}); drop it, or start a new run with another "
+                "--out"
             )
     missing = [s for s in stored.scenarios if s not in scenario_names]
     if missing:
         raise UsageError(f"--resume: scenarios of the stored run are gone: {', '.join(missing)}")
     return stored
+
+
+def _said(value: object) -> str:
+    """A stored option as a user would type it: ``raw, scheduler``, not a Python tuple."""
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) or "none"
+    return str(value)
 
 
 def scenarios_used(config: Any, scenarios: dict[str, Any]) -> list[Any]:
@@ -444,11 +452,13 @@ def _execute(
     except KeyboardInterrupt:
         progress.close()
         meta["interrupted_at"] = metadata.now_iso()
+        # every segment's time counts: a run interrupted twice and resumed once took all three
+        meta["duration_s"] = round(meta.get("duration_s", 0) + time.monotonic() - started, 1)
         store.write_meta(meta)
         print(
             f"interrupted; `schedbench run --out {store.directory} --resume` continues",
             file=sys.stderr,
         )
-        raise
+        return 130  # said once, here (bench.cli would say "interrupted" again)
     progress.close()
     return finish_run(store, config, meta, outcome, time.monotonic() - started)

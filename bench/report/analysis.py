@@ -340,12 +340,14 @@ def cpu_per_run(data: RunData) -> pd.DataFrame:
 
 
 def peak_throughput(data: RunData, profile: str = "zero") -> pd.DataFrame:
-    """Per engine: the highest runs/s measured under ``profile`` and where it was reached."""
+    """Per engine: the highest completed runs/s measured under ``profile`` and where it was
+    reached (engines that completed no run at any level left out)."""
     tp = data.throughput
     cols = ["engine", "runs_per_s", "concurrency", "p95_ms"]
     if tp is None:
         return pd.DataFrame(columns=cols)
     tp = tp[(tp["latency_profile"] == profile)].dropna(subset=["runs_per_s"])
+    tp = tp[tp["runs_per_s"] > 0]  # a level with no completed run is never ranked
     rows = []
     for engine, g in tp.groupby("engine"):
         best = g.loc[g["runs_per_s"].idxmax()]

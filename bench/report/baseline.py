@@ -17,7 +17,8 @@ def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms"
     """Blocks comparing ``run_dir`` (changed) with ``baseline_dir`` (reference)."""
     ref = compare.load_run(baseline_dir)
     changed = compare.load_run(run_dir)
-    results = compare.compare_runs(ref, changed, metric=metric)
+    every = compare.compare_runs(ref, changed, metric=metric)
+    results = compare.judged(every)
     blocks: list[Block] = [
         Paragraph.of(
             f"Reference: {baseline_dir}. This run: {run_dir}. Metric: median {metric}; "
@@ -31,12 +32,26 @@ def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms"
     skipped = ref.folder.skipped_summary()
     if skipped:
         blocks.append(Note(f"The baseline run {baseline_dir}: {skipped}."))
-    if not results:
+    if not every:
         blocks.append(Note("The two runs have no benchmark in common."))
         return blocks
-    slower = sum(1 for c in results if c.comparison.significant and c.comparison.ratio > 1)
-    faster = sum(1 for c in results if c.comparison.significant and c.comparison.ratio < 1)
-    geo = stats.geometric_mean(c.comparison.ratio for c in results)
+    failed = [c for c in every if c.comparison is None]
+    if failed:
+        blocks.append(
+            Note(
+                "No speed claim where one side has no completed run: "
+                + "; ".join(f"{c.key[0]}/{c.key[1]}: {compare.failure_text(c)}" for c in failed)
+            )
+        )
+    small = [c for c in results if c.too_small]
+    if small:
+        blocks.append(Note(compare.small_sample_warning(small, stats.ALPHA)))
+    if not results:
+        return blocks
+    cmps = [c.comparison for c in results if c.comparison is not None]
+    slower = sum(1 for c in cmps if c.significant and c.ratio > 1)
+    faster = sum(1 for c in cmps if c.significant and c.ratio < 1)
+    geo = stats.geometric_mean(c.ratio for c in cmps)
     blocks.append(
         Bullets(
             (
@@ -52,6 +67,7 @@ def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms"
     for c in results:
         engine, scenario, latency, transport = c.key
         cmp = c.comparison
+        assert cmp is not None  # judged
         css = ""
         if cmp.significant:
             css = "verdict-refuted" if cmp.ratio > 1 else "verdict-supported"
@@ -62,7 +78,7 @@ def compare_blocks(run_dir: Path, baseline_dir: Path, *, metric: str = "wall_ms"
                 f"{latency}, {transport}",
                 fmt.ms(cmp.ref_median),
                 fmt.ms(cmp.changed_median),
-                Cell(compare.verdict(cmp), css),
+                Cell(compare.verdict(cmp, too_small=c.too_small), css),
                 f"{cmp.pvalue:.3g}",
                 f"{c.n_ref}/{c.n_changed}",
             )

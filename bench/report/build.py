@@ -16,6 +16,7 @@ from bench.report.facts import Facts, compute_facts
 from bench.report.frames import RunData
 from bench.report.rules import Claim, Rating, claims_ledger, decision_matrix
 from bench.report.versions_section import versions_section
+from bench.report.write import real_dir, replace_file
 
 
 @dataclass(frozen=True)
@@ -128,12 +129,12 @@ def build_report(
 ) -> Report:
     """Write ``charts/``, ``report.md`` and ``report.html`` into ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    slots, files, skipped = render_charts(data, out_dir / "charts")
+    slots, files, skipped = render_charts(data, real_dir(out_dir / "charts"))
     doc, facts, matrix, ledger = build_document(
         data, slots, skipped, compare=compare, baseline_label=baseline_label
     )
     md = out_dir / "report.md"
     html = out_dir / "report.html"
-    md.write_text(to_markdown(doc, base=out_dir), encoding="utf-8")
-    html.write_text(to_html(doc), encoding="utf-8")
+    replace_file(md, to_markdown(doc, base=out_dir))
+    replace_file(html, to_html(doc))
     return Report(doc, md, html, tuple(files), tuple(skipped), facts, tuple(matrix), tuple(ledger))

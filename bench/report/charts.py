@@ -8,6 +8,7 @@ charts also read in greyscale. ``CHARTS`` lists them with the frame each one nee
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from bench.errors import NoData
 from bench.report import analysis, load_section
 from bench.report.frames import RunData, order_engines
 from bench.report.palette import OUTCOME_STYLES, style
+from bench.report.write import real_dir, replace_file
 from bench.results import fmt
 
 RC = {
@@ -811,12 +813,17 @@ CHARTS: tuple[ChartSpec, ...] = (
 def save(spec: ChartSpec, data: RunData, out_dir: Path) -> tuple[Path, Path]:
     """Draw one chart in the house style and write ``KEY.png`` and ``KEY.svg`` (raises
     ``NoData`` when the run has nothing for it)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    real_dir(out_dir)
     with mpl.rc_context(RC):
         fig = spec.draw(data)
         png, svg = out_dir / f"{spec.key}.png", out_dir / f"{spec.key}.svg"
-        fig.savefig(png, format="png", metadata={"Software": None})
-        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+        for path, kind, metadata in (
+            (png, "png", {"Software": None}),
+            (svg, "svg", {"Date": None, "Creator": None}),
+        ):
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=kind, metadata=metadata)
+            replace_file(path, buffer.getvalue())  # never through a link in the run folder
     return png, svg
 
 

@@ -91,6 +91,8 @@ THROUGHPUT_COLUMNS: dict[str, str] = {
     "p95_ms": "95th percentile latency",
     "p99_ms": "99th percentile latency",
     "cpu_ms_per_run": "engine process CPU per run (optional)",
+    "runs": "runs measured at that level, failed ones included (optional)",
+    "errors": "of those, runs that did not complete (optional)",
 }
 
 DEBUG_COLUMNS: dict[str, str] = {

@@ -177,12 +177,13 @@ def _throughput(folder: RunFolder, notes: list[str]) -> pd.DataFrame | None:
             "engine": frame["engine"].astype(str),
             "latency_profile": frame["latency"],
             "concurrency": frame["concurrency"],
-            "runs_per_s": _first(frame, "runs_per_s"),
+            "runs_per_s": _first(frame, "completed_per_s"),  # failed runs are not throughput
             "p50_ms": _first(frame, "latency_p50_ms"),
             "p95_ms": _first(frame, "latency_p95_ms"),
             "p99_ms": _first(frame, "latency_p99_ms"),
             "cpu_ms_per_run": _first(frame, "cpu_ms_per_run"),
             "errors": _first(frame, "errors"),
+            "runs": _first(frame, "runs"),
             "scenario": frame["scenario"],
         }
     )

@@ -523,7 +523,8 @@ def _throughput_tables(tp: pd.DataFrame) -> list[Block]:
         rows = []
         for engine in order_engines(g["engine"]):
             e = g[g["engine"] == engine].set_index("concurrency")
-            row: list[str] = [engine]
+            errors, runs = e["errors"].fillna(0).sum(), e["runs"].fillna(0).sum()
+            row: list[str] = [engine, f"{int(errors)}/{int(runs)}" if runs else "–"]
             for c in levels:
                 if c in e.index:
                     r = e.loc[c]
@@ -531,7 +532,7 @@ def _throughput_tables(tp: pd.DataFrame) -> list[Block]:
                 else:
                     row += ["–", "–"]
             rows.append(tuple(row))
-        columns = ["engine"]
+        columns = ["engine", "errors"]
         for c in levels:
             columns += [f"runs/s @{c:g}", f"p95 @{c:g}"]
         out.append(
@@ -539,7 +540,8 @@ def _throughput_tables(tp: pd.DataFrame) -> list[Block]:
                 tuple(columns),
                 tuple(rows),
                 caption=f"Throughput sweep, latency profile '{profile}': one engine process, "
-                "@N = N runs in flight.",
+                "@N = N runs in flight; runs/s counts completed runs only; errors = runs that "
+                "did not complete over all levels.",
                 numeric=tuple(range(1, len(columns))),
             )
         )

@@ -4,6 +4,10 @@ For every engine × scenario × latency profile × transport present in both run
 the medians (B / A) and a two-sided Mann–Whitney U test on the timed values, worded the way
 pyperf words it — ``1.31× slower (significant)`` or ``1.02× faster (not significant)``.
 The cells and their values come from ``bench.results`` (the same cells as summary.csv).
+
+Only completed runs are timed: a failed run can be fast because it stopped early. A benchmark
+in which one side has no completed run gets no speed claim, only its error counts; one whose
+samples are too small for the test ever to reach ``alpha`` says so instead of "not significant".
 """
 
 from __future__ import annotations
@@ -37,8 +41,15 @@ class LoadedRun:
         return self.folder.meta
 
     def values(self, key: CellKey, metric: str) -> list[float]:
-        """The measured values of ``metric`` in one cell (crashed rows left out)."""
-        return metrics.values(metrics.measured(self.cells.get(key, ())), metric)
+        """The values of ``metric`` over one cell's completed runs (failed, crashed left out)."""
+        return metrics.values(metrics.completed(self.cells.get(key, ())), metric)
+
+    def errors(self, key: CellKey) -> int:
+        """How many of one cell's timed runs did not complete (``metrics.is_error``)."""
+        return sum(1 for r in self.cells.get(key, ()) if metrics.is_error(r))
+
+    def runs(self, key: CellKey) -> int:
+        return len(self.cells.get(key, ()))
 
 
 def load_run(directory: Path | str) -> LoadedRun:
@@ -63,16 +74,45 @@ def load_run(directory: Path | str) -> LoadedRun:
 
 @dataclass(frozen=True)
 class BenchmarkComparison:
+    """One benchmark of both runs; ``comparison`` is None when a side has no completed run."""
+
     key: CellKey  # engine, scenario, latency, transport
-    comparison: stats.Comparison
-    n_ref: int
+    comparison: stats.Comparison | None
+    n_ref: int  # completed runs with a value
     n_changed: int
+    errors_ref: int = 0  # timed runs that did not complete
+    errors_changed: int = 0
+    runs_ref: int = 0  # timed runs
+    runs_changed: int = 0
+    alpha: float = stats.ALPHA
+
+    @property
+    def too_small(self) -> bool:
+        """True when no outcome of these sample sizes could be significant at ``alpha``."""
+        return stats.smallest_pvalue(self.n_ref, self.n_changed) >= self.alpha
 
 
-def verdict(comparison: stats.Comparison) -> str:
-    """``1.31× slower (significant)`` or ``1.01× faster (not significant)``, as pyperf says."""
-    judged = "significant" if comparison.significant else "not significant"
-    return f"{fmt.change(comparison.ratio)} ({judged})"
+def judged(comparisons: list[BenchmarkComparison]) -> list[BenchmarkComparison]:
+    """The benchmarks with completed runs on both sides (the ones with a speed claim)."""
+    return [c for c in comparisons if c.comparison is not None]
+
+
+def verdict(comparison: stats.Comparison, *, too_small: bool = False) -> str:
+    """``1.31× slower (significant)`` or ``1.01× faster (not significant)``, as pyperf says;
+    ``(too few runs to be significant)`` when the samples could never reach alpha."""
+    if comparison.significant:
+        word = "significant"
+    else:
+        word = "too few runs to be significant" if too_small else "not significant"
+    return f"{fmt.change(comparison.ratio)} ({word})"
+
+
+def failure_text(c: BenchmarkComparison) -> str:
+    """Why a benchmark has no speed claim: the runs each side completed."""
+    return (
+        f"no speed claim: completed {c.runs_ref - c.errors_ref} of {c.runs_ref} runs in the "
+        f"reference, {c.runs_changed - c.errors_changed} of {c.runs_changed} in the changed run"
+    )
 
 
 def compare_runs(
@@ -84,12 +124,33 @@ def compare_runs(
         if key not in changed.cells:
             continue
         a, b = ref.values(key, metric), changed.values(key, metric)
-        if not a or not b:
-            continue
         out.append(
-            BenchmarkComparison(key, stats.compare_samples(a, b, alpha=alpha), len(a), len(b))
+            BenchmarkComparison(
+                key,
+                stats.compare_samples(a, b, alpha=alpha) if a and b else None,
+                len(a),
+                len(b),
+                errors_ref=ref.errors(key),
+                errors_changed=changed.errors(key),
+                runs_ref=ref.runs(key),
+                runs_changed=changed.runs(key),
+                alpha=alpha,
+            )
         )
     return out
+
+
+def small_sample_warning(small: list[BenchmarkComparison], alpha: float) -> str:
+    """The line saying that some benchmarks can never be judged significant, and why."""
+    worst = max(small, key=lambda c: stats.smallest_pvalue(c.n_ref, c.n_changed))
+    p = stats.smallest_pvalue(worst.n_ref, worst.n_changed)
+    need = next(n for n in range(1, 1000) if stats.smallest_pvalue(n, n) < alpha)
+    count = f"{len(small)} benchmark{'s' if len(small) != 1 else ''}"
+    return (
+        f"Warning: sample too small: with {worst.n_ref} against {worst.n_changed} runs a two-sided "
+        f"Mann-Whitney U test cannot go below p={p:.3g}, so it can never reach alpha={alpha:g} "
+        f"({count}); at least {need} completed runs on each side are needed."
+    )
 
 
 def environment_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -141,22 +202,42 @@ def render(
             lines.append(header)
             current = header
         cmp = c.comparison
+        if cmp is None:
+            lines.append(f"  {engine + ':':<{width}} {failure_text(c)}")
+            continue
+        errors = (
+            f", errors={c.errors_ref}/{c.errors_changed}"
+            if c.errors_ref or c.errors_changed
+            else ""
+        )
         lines.append(
             f"  {engine + ':':<{width}} {fmt.ms(cmp.ref_median)} -> "
-            f"{fmt.ms(cmp.changed_median)}: {verdict(cmp)} "
-            f"[p={cmp.pvalue:.3g}, n={c.n_ref}/{c.n_changed}]"
+            f"{fmt.ms(cmp.changed_median)}: {verdict(cmp, too_small=c.too_small)} "
+            f"[p={cmp.pvalue:.3g}, n={c.n_ref}/{c.n_changed}{errors}]"
         )
+    good = judged(comparisons)
     if comparisons:
         lines.append("")
-        slower = sum(1 for c in comparisons if c.comparison.significant and c.comparison.ratio > 1)
-        faster = sum(1 for c in comparisons if c.comparison.significant and c.comparison.ratio < 1)
-        geo = stats.geometric_mean(c.comparison.ratio for c in comparisons)
+    if good:
+        cmps = [c.comparison for c in good if c.comparison is not None]
+        slower = sum(1 for c in cmps if c.significant and c.ratio > 1)
+        faster = sum(1 for c in cmps if c.significant and c.ratio < 1)
+        geo = stats.geometric_mean(c.ratio for c in cmps)
         lines.append(f"Geometric mean: {fmt.change(geo)}")
         lines.append(
-            f"{len(comparisons)} benchmarks: {slower} significantly slower, "
-            f"{faster} significantly faster, {len(comparisons) - slower - faster} not significant"
+            f"{len(good)} benchmarks: {slower} significantly slower, "
+            f"{faster} significantly faster, {len(good) - slower - faster} not significant"
         )
-    else:
+    unjudged = len(comparisons) - len(good)
+    if unjudged:
+        lines.append(
+            f"{unjudged} benchmark{'s' if unjudged != 1 else ''} without a speed claim: "
+            "no completed run on one side or both."
+        )
+    small = [c for c in good if c.too_small]
+    if small:
+        lines.append(small_sample_warning(small, alpha))
+    if not comparisons:
         lines.append("No benchmark in common.")
     only_ref = [k for k in ref.order if k not in changed.cells]
     only_changed = [k for k in changed.order if k not in ref.cells]

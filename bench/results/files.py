@@ -30,8 +30,12 @@ Writing: ``bench.results.store.RunStore``; reading: ``bench.results.folder``.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
+import stat
+from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 1  # the major version of every file's format; readers refuse another
@@ -61,6 +65,45 @@ THROUGHPUT_KEY = ("engine", "scenario", "latency", "transport", "concurrency")
 TTFT_KEY = ("engine", "scenario", "latency", "transport", "repeat", "phase")
 PROFILE_KEY = ("engine", "scenario")
 LOAD_KEY = ("kind", "engine", "scenario", "latency", "transport", "processes", "rate", "stream")
+
+
+MAX_FILE_BYTES = 256 * 1024 * 1024  # the largest file of a run folder a reader takes in
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_regular(path: Path | str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (a link to one is followed).
+
+    A run folder is untrusted: a FIFO must not block the reader, a link to ``/dev/zero`` must
+    not fill its memory. ``FileNotFoundError`` when absent; any other ``OSError`` carries the
+    reason in ``strerror`` ("not a regular file (a FIFO)", "larger than …")."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens at once
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+            raise OSError(errno.EINVAL, f"not a regular file ({kind})", str(path))
+        too_big = OSError(
+            errno.EFBIG, f"larger than the {limit:,} bytes a run folder's file may hold", str(path)
+        )
+        if os.fstat(fd).st_size > limit:
+            raise too_big
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:  # it grew while being read
+                raise too_big
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def clean(value: Any) -> Any:

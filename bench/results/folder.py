@@ -27,6 +27,7 @@ its crashed row.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ from bench.results.files import (
     TTFT,
     TTFT_KEY,
     VERSIONS,
+    read_regular,
 )
 from bench.results.rows import (
     CatalogueCellRow,
@@ -129,7 +131,7 @@ def read_rows(path: Path, model: type[BaseModel] | None = None) -> Rows:
     if not path.exists():
         return Rows(rows, skipped)
     try:
-        lines = path.read_bytes().split(b"\n")
+        lines = read_regular(path).split(b"\n")
     except OSError as exc:
         raise RunFolderError(f"{path}: cannot be read ({exc.strerror})") from None
     torn = lines[-1].strip() != b""  # the file does not end with a newline
@@ -151,7 +153,7 @@ def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:
     rows: list[Any] = []
     skipped: list[Skipped] = []
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with io.StringIO(read_regular(path).decode("utf-8"), newline="") as fh:
             reader = csv.DictReader(fh)
             for record in reader:
                 try:
@@ -187,7 +189,7 @@ def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
     docstring), and what was skipped."""
     skipped: list[Skipped] = []
     try:
-        text = path.read_bytes()
+        text = read_regular(path)
     except FileNotFoundError:
         return None, skipped
     except OSError as exc:
@@ -217,7 +219,7 @@ def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
 def read_multimodel(path: Path) -> tuple[MultiModelFile | None, list[Skipped]]:
     """multimodel.json typed, or None (absent; or corrupt: then one ``Skipped`` says why)."""
     try:
-        text = path.read_bytes()
+        text = read_regular(path)
     except FileNotFoundError:
         return None, []
     except OSError as exc:
@@ -248,7 +250,7 @@ def schema_major(version: int | str) -> int | None:
 def read_meta(path: Path) -> dict[str, Any] | None:
     """meta.json as a dict, checked (``BadMeta`` with one line); None when it is absent."""
     try:
-        text = path.read_bytes()
+        text = read_regular(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -320,7 +322,7 @@ def read_versions(directory: Path | str) -> list[VersionRow] | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path).decode("utf-8"))
         rows = data["versions"] if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise ValueError("no list under 'versions'")
@@ -330,6 +332,8 @@ def read_versions(directory: Path | str) -> list[VersionRow] | None:
         if rows and all(legacy):
             return [LegacyVersionRow.model_validate(row).as_row() for row in rows]
         return [VersionRow.model_validate(row) for row in rows]
+    except OSError as exc:
+        raise ValueError(f"{path.name}: cannot be read ({exc.strerror})") from None
     except (ValueError, UnicodeDecodeError, ValidationError) as exc:
         raise ValueError(f"{path.name}: not a version table ({exc})".splitlines()[0]) from None
 

@@ -74,6 +74,18 @@ def measured(rows: Iterable[object]) -> list[Any]:
     return [r for r in rows if not is_crashed(r)]
 
 
+def is_error(row: object) -> bool:
+    """A run that did not complete: crashed, or a status other than ``completed`` (a row
+    without a status, as hand-made folders have, counts as completed)."""
+    status = getattr(row, "status", None)
+    return is_crashed(row) or (status is not None and status != "completed")
+
+
+def completed(rows: Iterable[object]) -> list[Any]:
+    """The rows of runs that completed (``is_error`` rows left out)."""
+    return [r for r in rows if not is_error(r)]
+
+
 # ---------------------------------------------------------------------------------------------
 # per run
 
@@ -124,6 +136,21 @@ def most_common(items: Iterable[object]) -> object:
         if item is not None:
             counts[item] = counts.get(item, 0) + 1
     return max(counts, key=counts.__getitem__) if counts else None
+
+
+def failure_reason(rows: Iterable[object]) -> str | None:
+    """Why a cell's runs missed their expectations: the most common ``expect_failures``
+    entry (else the error of a run that did not complete), with how many runs it hit."""
+    rows = list(rows)
+    reasons = [
+        str(r.expect_failures[0] if r.expect_failures else getattr(r, "error", None) or "")
+        for r in rows
+        if getattr(r, "expect_ok", None) is False or is_error(r)
+    ]
+    reason = most_common(r for r in reasons if r)
+    if reason is None:
+        return None
+    return f"{reason} ({reasons.count(str(reason))} of {len(rows)} runs)"
 
 
 def expect_ok_rate(rows: Iterable[object]) -> float:
@@ -313,6 +340,15 @@ def ttft_stats(rows: Sequence[object], raw_rows: Sequence[object] | None = None)
 # throughput and footprint
 
 
+def completed_per_s(row: ThroughputRow) -> float | None:
+    """Completed runs per second of one level: ``runs_per_s`` (which counts failed runs too)
+    times the share of the level's runs that completed."""
+    rate, runs, errors = (stats.number(v) for v in (row.runs_per_s, row.runs, row.errors))
+    if rate is None or runs is None or runs <= 0:
+        return rate if errors is None or errors == 0 else None
+    return rate * max(runs - (errors or 0), 0) / runs
+
+
 def throughput_level(row: ThroughputRow) -> dict[str, Any]:
     """One level's numbers; the latency percentiles are taken over the runs' latencies."""
     latencies = list(row.latencies_ms)
@@ -326,6 +362,7 @@ def throughput_level(row: ThroughputRow) -> dict[str, Any]:
         "errors": row.errors,
         "duration_s": row.duration_s,
         "runs_per_s": row.runs_per_s,
+        "completed_per_s": completed_per_s(row),
         "latency_mean_ms": stats.mean(latencies),
         "latency_p50_ms": stats.median(latencies),
         "latency_p95_ms": stats.percentile(latencies, 95),

@@ -18,11 +18,15 @@ from bench.results.files import RUN_KEY
 
 R = TypeVar("R", bound=BaseModel)
 
+MAX_PER_RUN = 10_000  # entries of a per-run array (requests, tools, failures) a row may hold
+MAX_PER_LEVEL = 1_000_000  # latencies of one throughput or load level
+
 
 class Row(BaseModel):
-    """Common base: strict, immutable, unknown fields kept."""
+    """Common base: strict, immutable, unknown fields kept; NaN and infinities refused (a
+    writer stores a missing number as null, so a non-finite one is a corrupt row)."""
 
-    model_config = ConfigDict(strict=True, frozen=True, extra="allow")
+    model_config = ConfigDict(strict=True, frozen=True, extra="allow", allow_inf_nan=False)
 
 
 class RunRow(Row):
@@ -40,15 +44,15 @@ class RunRow(Row):
     error: str | None = None
     final_answer: str | None = None
     expect_ok: bool | None = None
-    expect_failures: tuple[str, ...] = ()
+    expect_failures: tuple[str, ...] = Field((), max_length=MAX_PER_RUN)
     llm_calls: int | None = None
     tool_calls: int | None = None
     tool_errors: int | None = None
     request_count: int | None = None
-    tools: tuple[str, ...] = ()
+    tools: tuple[str, ...] = Field((), max_length=MAX_PER_RUN)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    request_prompt_tokens: tuple[int | None, ...] = ()
+    request_prompt_tokens: tuple[int | None, ...] = Field((), max_length=MAX_PER_RUN)
     # what the outcome expectations judge (scenarios.expect)
     max_request_tokens: int | None = None  # the largest request's prompt tokens
     max_tool_ms: float | None = None  # the longest tool execution
@@ -99,7 +103,7 @@ class ThroughputRow(Row):
     cpu_ms_per_run: float | None = None
     cpu_utilization: float | None = None
     window_s: float | None = None
-    latencies_ms: tuple[float, ...] = ()
+    latencies_ms: tuple[float, ...] = Field((), max_length=MAX_PER_LEVEL)
     pid: int | None = None
     ended_at: float | None = None
     crashed: bool = False
@@ -138,7 +142,9 @@ class LoadRow(Row):
     timeouts: int | None = None  # cut after timeout_s
     cut: int | None = None  # still running when an early stop ended the level
     not_run: int | None = None  # due after an early stop: never started
-    latencies_ms: tuple[float, ...] = ()  # from the scheduled start: ok runs, timeouts, cut
+    latencies_ms: tuple[float, ...] = Field(
+        (), max_length=MAX_PER_LEVEL
+    )  # from the scheduled start: ok runs, timeouts, cut
     start_lag_p99_ms: float | None = None  # how late the generator started runs (p99)
     interval_s: float | None = None  # the throughput interval (window shifted by scripted_ms)
     completions: int | None = None  # ok completions of any run inside the interval
@@ -405,7 +411,7 @@ class ConfigRecord(BaseModel):
     repeat: int | None = Field(None, ge=1)
     warmup: int = Field(None, ge=0)
     rounds: int = Field(None, ge=1)
-    seed: int = None
+    seed: int = Field(None, ge=0, le=2**32 - 1)  # numpy's SeedSequence takes no negative
     quick: bool = None
     cell_budget_s: float = Field(None, gt=0)
     min_repeats: int = Field(None, ge=1)

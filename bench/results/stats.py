@@ -526,6 +526,14 @@ def mann_whitney_pvalue(a: Sequence[object], b: Sequence[object]) -> float:
     return p if math.isfinite(p) else 1.0
 
 
+def smallest_pvalue(n_ref: int, n_changed: int) -> float:
+    """The smallest two-sided Mann–Whitney p-value ``n_ref`` against ``n_changed`` values can
+    give (two fully separated samples, no ties): 2 / C(n_ref + n_changed, n_ref), at most 1."""
+    if n_ref <= 0 or n_changed <= 0:
+        return 1.0
+    return min(1.0, 2 / math.comb(n_ref + n_changed, n_ref))
+
+
 def compare_samples(
     ref: Sequence[object], changed: Sequence[object], *, alpha: float = ALPHA
 ) -> Comparison:

@@ -66,6 +66,7 @@ THROUGHPUT_COLUMNS = [
     "errors",
     "duration_s",
     "runs_per_s",
+    "completed_per_s",
     "latency_mean_ms",
     "latency_p50_ms",
     "latency_p95_ms",

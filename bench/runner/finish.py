@@ -79,7 +79,7 @@ def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[s
         "tokens/req vs raw",
         "import",
         "peak RSS MB",
-        "runs/s c=1",
+        "completed/s c=1",
         "unstable",
     ):
         table.add_column(column, justify="left" if column == "engine" else "right")
@@ -104,22 +104,42 @@ def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[s
         table.add_row(
             engine,
             str(int(mine["n"].sum())),
-            str(int(mine["status_error"].sum())),
-            fmt.ratio(stats.geometric_mean(mine["ratio_to_raw"]), digits=2),
+            str(int(sum(mine[f"status_{s}"].sum() for s in metrics.STATUSES if s != "completed"))),
+            # cells with no completed run make no speed claim
+            fmt.ratio(
+                stats.geometric_mean(mine[mine["status_completed"] > 0]["ratio_to_raw"]),
+                digits=2,
+            ),
             fmt.ms(stats.median(mine["overhead_per_step_ms_median"])),
             fmt.ms(stats.median(mine["cpu_ms_median"])),
             fmt.signed(stats.mean(mine["token_overhead_per_request"]), fmt.count),
             fmt.ms(import_ms),
             fmt.count(fp["peak_rss_mb"].iloc[0] if not fp.empty else None),
-            fmt.num(tp["runs_per_s"].iloc[0] if not tp.empty else None),
+            fmt.num(tp["completed_per_s"].iloc[0] if not tp.empty else None),
             str(int(mine["unstable"].fillna(False).astype(bool).sum())),
         )
     return table
 
 
-def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
-    """Scenario × engine: median wall ms (! unstable, ✗ expectations not met)."""
+def failure_reasons(runs: Any) -> dict[tuple[str, str, str], str]:
+    """Engine, scenario, latency → why its runs missed (``metrics.failure_reason``)."""
+    return {
+        (key[0], key[1], key[2]): why
+        for key, rows in metrics.cells(runs).items()
+        if (why := metrics.failure_reason(metrics.measured(rows)))
+    }
+
+
+def scenario_table(
+    summary: Any,
+    engines: tuple[str, ...],
+    latency: str,
+    reasons: dict[tuple[str, str, str], str] | None = None,
+) -> Any:
+    """Scenario × engine: median wall ms (! unstable, ✗ expectations not met); ``reasons``
+    (engine, scenario, latency → why, ``metrics.failure_reason``) go under the table."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(
         title=f"Median wall time per run — {latency} latency (! unstable spread, ✗ not as expected)"
@@ -128,6 +148,7 @@ def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
     for engine in engines:
         table.add_column(engine, justify="right")
     rows = summary[summary["latency"] == latency] if not summary.empty else summary
+    missed: list[str] = []
     for scenario in dict.fromkeys(rows["scenario"]) if not rows.empty else ():
         cells = []
         for engine in engines:
@@ -142,7 +163,13 @@ def scenario_table(summary: Any, engines: tuple[str, ...], latency: str) -> Any:
                 else ""
             )
             cells.append(f"{fmt.ms(row['wall_ms_median'])}{mark}")
+            if "✗" in mark:
+                why = (reasons or {}).get((engine, scenario, latency), "reason not recorded")
+                missed.append(f"✗ {engine} on {scenario}: {why}")
         table.add_row(scenario, *cells)
+    if missed:
+        table.caption = Text("\n".join(missed))  # the user's text: no rich markup
+        table.caption_justify = "left"
     return table
 
 
@@ -255,8 +282,9 @@ def finish_run(
     console = Console(width=None if sys.stdout.isatty() else 160)
     if not summary.empty:
         console.print(engine_table(summary, footprint, throughput, config.engines))
+        reasons = failure_reasons(tables.folder.runs)
         for latency in config.latencies:
-            console.print(scenario_table(summary, config.engines, latency))
+            console.print(scenario_table(summary, config.engines, latency, reasons))
     if not tables.ttft.empty:
         console.print(ttft_console_table(tables.ttft))
     if tables.load:

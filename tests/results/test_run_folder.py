@@ -236,7 +236,8 @@ def test_a_data_file_that_cannot_be_read_is_one_line(run, capsys):
     (run / "ttft.jsonl").mkdir()  # a directory where a file belongs
     assert main(["compare", str(run), str(run)]) == 2
     assert _one_error_line(capsys, "compare") == (
-        f"schedbench compare: error: {run / 'ttft.jsonl'}: cannot be read (Is a directory)"
+        f"schedbench compare: error: {run / 'ttft.jsonl'}: cannot be read "
+        "(not a regular file (a directory))"
     )
 
 

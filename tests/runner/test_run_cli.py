@@ -144,8 +144,19 @@ def test_compare_a_run_with_itself_finds_nothing(quick_run, capsys):
     text = capsys.readouterr().out
     lines = [line for line in text.splitlines() if "->" in line]
     assert len(lines) == len(ENGINES) * len(SCENARIOS)
-    assert all("no change (not significant)" in line for line in lines)
+    # --quick: 2 runs of customer_returns per engine, where a Mann-Whitney test can never reach
+    # p < 0.05 (and says so); 4 of single_tool, where it can
+    verdicts = [line.split(": ", 1)[1].split(" [")[0].split(": ", 1)[1] for line in lines]
+    assert (
+        verdicts
+        == ["no change (too few runs to be significant)"] * 2 + ["no change (not significant)"] * 2
+    )
     assert "4 benchmarks: 0 significantly slower, 0 significantly faster, 4 not significant" in text
+    assert (
+        "Warning: sample too small: with 2 against 2 runs a two-sided Mann-Whitney U test cannot "
+        "go below p=0.333, so it can never reach alpha=0.05 (2 benchmarks); at least 4 completed "
+        "runs on each side are needed."
+    ) in text
 
 
 def _write_run(path, values: dict[str, list[float]]) -> None:
@@ -174,6 +185,49 @@ def test_compare_says_slower_like_pyperf(tmp_path, capsys):
         "Geometric mean: 1.23× slower",
         "2 benchmarks: 1 significantly slower, 0 significantly faster, 1 not significant",
     ]
+
+
+def _write_failed_run(path, walls: list[float], status: str) -> None:
+    path.mkdir()
+    with (path / "runs.jsonl").open("w") as f:
+        for i, wall in enumerate(walls):
+            row = {"engine": "lc-create-agent", "scenario": "s", "latency": "zero",
+                   "transport": "inprocess", "round": 0, "repeat": i, "phase": "timed",
+                   "status": status, "wall_ms": wall, "cpu_ms": wall, "overhead_ms": wall}  # fmt: skip
+            f.write(json.dumps(row) + "\n")
+
+
+def test_compare_makes_no_speed_claim_when_every_run_failed(tmp_path, capsys):
+    _write_failed_run(tmp_path / "a", [1405.0, 1406.0], "failed")
+    _write_failed_run(tmp_path / "b", [1343.0, 1344.0], "error")
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3:] == [
+        "",
+        "s [zero, inprocess]",
+        "  lc-create-agent: no speed claim: completed 0 of 2 runs in the reference, "
+        "0 of 2 in the changed run",
+        "",
+        "1 benchmark without a speed claim: no completed run on one side or both.",
+    ]
+
+
+def test_compare_times_completed_runs_only_and_counts_errors(tmp_path, capsys):
+    ref = [10.0 + 0.1 * i for i in range(20)]
+    _write_run(tmp_path / "a", {"x": ref})
+    # the changed run: 20 completed as slow as before, 5 failed fast (they stopped early)
+    _write_run(tmp_path / "b", {"x": ref})
+    with (tmp_path / "b" / "runs.jsonl").open("a") as f:
+        for i in range(5):
+            row = {"engine": "x", "scenario": "s", "latency": "zero", "transport": "inprocess",
+                   "round": 0, "repeat": 20 + i, "phase": "timed", "status": "failed",
+                   "wall_ms": 1.0, "cpu_ms": 1.0, "overhead_ms": 1.0}  # fmt: skip
+            f.write(json.dumps(row) + "\n")
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[5] == (
+        "  x: 10.9 ms -> 10.9 ms: no change (not significant) [p=1, n=20/20, errors=0/5]"
+    )
 
 
 @pytest.mark.parametrize(
