@@ -1,8 +1,9 @@
 """The worst event-loop stall while the scheduler deals with one large tool output.
 
 A heartbeat task on the loop sleeps 1 ms at a time and records the longest time between two
-beats while one run handles a tool output of 1, 5 and 20 MB (JSON rows of short words and
-numbers, the shape of a database dump or a search result). Four cases, each in its own
+beats while one run handles a tool output of 1, 5 and 20 MB: JSON rows of short words and
+numbers, the shape of a database dump or a search result (``--text rows``, or ``minified``
+without spaces), or one run of a single letter (``letters``: no point where it can be cut). Four cases, each in its own
 event loop, the LLM a scripted in-process ``ChatModel`` (no HTTP, no mock server counting
 tokens on the same loop: only the scheduler's own work is measured):
 
@@ -18,7 +19,7 @@ Prints, per case and size, the worst gap (median and range over ``--repeat`` run
 run's wall time and process CPU time, and the CPU time after its end. ``idle`` is the heartbeat alone. To measure
 another checkout of the scheduler (the code before a change), put it first on the path::
 
-    .venv/bin/python benchmarks/loop_stall.py [--sizes 1,5,20] [--repeat 3] [--text rows|letters]
+    .venv/bin/python benchmarks/loop_stall.py [--sizes 1,5,20] [--repeat 3] [--text KIND]
     git archive BASE scheduler | tar -x -C /tmp/before
     PYTHONPATH=/tmp/before .venv/bin/python benchmarks/loop_stall.py
 """
@@ -68,12 +69,13 @@ def make_text(megabytes: int, kind: str) -> str:
     size = megabytes * 1_000_000
     if kind == "letters":  # no cut point at all: the worst case for counting in pieces
         return "x" * size
+    separators = (",", ":") if kind == "minified" else (", ", ": ")
     rows, n = [], 0
     while n < size:
-        row = json.dumps({"id": len(rows), "sku": f"A{len(rows):07d}", "note": "shipped on time"})
-        rows.append(row)
-        n += len(row) + 2
-    return "[" + ", ".join(rows) + "]"
+        row = {"id": len(rows), "sku": f"A{len(rows):07d}", "note": "shipped on time"}
+        rows.append(json.dumps(row, separators=separators))
+        n += len(rows[-1]) + 2
+    return "[" + separators[0].join(rows) + "]"
 
 
 def agent_for(case: str, text: str) -> tuple[LightweightAgent, Budget | None]:
@@ -133,7 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1,5,20", help="tool output sizes in MB")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--text", choices=("rows", "letters"), default="rows")
+    parser.add_argument("--text", choices=("rows", "minified", "letters"), default="rows")
     parser.add_argument("--cases", default=",".join(CASES))
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -70,11 +70,30 @@ def count_text_tokens(text: str) -> int:
     return len(_encoding().encode_ordinary(text))
 
 
-# A space after a non-space, or a switch between ASCII letters and digits: cl100k's pattern
-# (``enc._pat_str``) always starts a new piece there, and nothing before the cut looks past it,
-# so a text tokenizes exactly as its two halves do. (A space is only ever the first character of
-# a piece or part of a whitespace run; letters and digits never share a piece.)
-_CUT = re.compile(r"(?<=\S)(?= )|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+# Where cl100k's pattern (``enc._pat_str``) always starts a new piece, whatever surrounds it,
+# and nothing before the cut looks past it — so a text tokenizes exactly as its two halves do:
+# a space after a non-space (a space only ever opens a piece or sits in a whitespace run); an
+# ASCII letter before an ASCII non-letter (letter runs are possessive and never take what
+# follows); an ASCII digit before an ASCII non-digit; an ASCII digit after ASCII punctuation
+# or a letter (no piece holds a digit and anything else); a CJK ideograph before CJK
+# punctuation. ASCII and the ideographs keep their categories in every Unicode version.
+_CUT = re.compile(
+    r"(?<=\S)(?= )"
+    r"|(?<=[A-Za-z])(?=[\x00-@\[-`{-\x7f])"
+    r"|(?<=[0-9])(?=[\x00-/:-\x7f])"
+    r"|(?<=[!-/:-~])(?=[0-9])"
+    r"|(?<=[\u4e00-\u9fa5])"  # the ideographs of Unicode 1.1, letters ever since
+    r"(?=[\u3000-\u3003\u3008-\u3011\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f])"
+)
+
+
+def _cut(text: str, at: int, stop: int) -> int | None:
+    """The first cut point in ``text[at:stop]``. Every rule cuts before a non-letter, so a
+    window of letters alone (a run of one character) is skipped without the regex."""
+    if text[at:stop].isalpha():
+        return None
+    match = _CUT.search(text, at, stop)
+    return match.start() if match else None
 
 
 def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[str]:
@@ -83,10 +102,9 @@ def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[str]:
     start, end = 0, len(text)
     while end - start > size:
         cut = None
-        for at in range(start + size, end, size):  # one window per search: the GIL is held briefly
-            match = _CUT.search(text, at, min(at + size, end))
-            if match:
-                cut = match.start()
+        for at in range(start + size, end, size):  # window by window: the GIL is held briefly
+            cut = _cut(text, at, min(at + size, end))
+            if cut is not None:
                 break
         if cut is None:
             break

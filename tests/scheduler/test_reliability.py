@@ -4,6 +4,7 @@ token counting that never blocks the loop on one user's data, bounded previews."
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import random
 import threading
@@ -257,17 +258,19 @@ def test_no_cl100k_token_is_longer_than_max_token_chars():
     assert longest == T.MAX_TOKEN_CHARS
 
 
-CORPUS = (
-    "ab cd  \n\t\r1234567890's XYZ.,!?-_/{}\":\u00a0\u3000\u4f60\u597d\U0001f600 "
-    "\u00e9\u0301\x1c\x85<|endoftext|>"
-)
+CORPUS = [
+    *"ab cdZ  \n\t\r0123456789's.,!?-_/{}\":;[]()<>|=+*&^%$#@~`\\",
+    *"\u00a0\u3000\u4f60\u597d\u3002\uff0c\uff1f\u300c\u300d\u3005\u3007\U0001f600",
+    *"\u00e9\u0301\x1c\x85\u00bd\u00b2\u0663\u2028",  # letters, marks, other numerals
+    *("<|endoftext|>", "ll", "ve", "RE", "'S"),
+]
 
 
 def test_pieces_add_up_to_the_whole_text_exactly():
     encoding = scheduler.tokens._encoding()
     rng = random.Random(26)
-    for _ in range(1_500):
-        text = "".join(rng.choice(CORPUS) for _ in range(rng.randint(0, 200)))
+    for _ in range(3_000):
+        text = "".join(rng.choice(CORPUS) for _ in range(rng.randint(0, 120)))
         if rng.random() < 0.1:
             text += " \ud800x"  # a lone surrogate
         cut = list(T.pieces(text, rng.randint(1, 12)))
@@ -276,10 +279,22 @@ def test_pieces_add_up_to_the_whole_text_exactly():
         assert sum(T.count_piece_tokens(piece) for piece in cut) == whole, repr(text)
 
 
-def test_pieces_are_small_for_natural_text_and_whole_where_nothing_can_be_cut():
-    text = json.dumps([{"id": i, "note": f"order A{i} shipped on time"} for i in range(20_000)])
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps([{"id": i, "note": f"order A{i} shipped on time"} for i in range(20_000)]),
+        json.dumps([{"id": i, "sku": f"A{i:07d}"} for i in range(20_000)], separators=(",", ":")),
+        "\u4f60\u597d\u4e16\u754c\uff0c" * 100_000,  # Chinese prose: no spaces, CJK commas
+        base64.b64encode(bytes(range(256)) * 2_000).decode(),
+    ],
+    ids=["json", "minified-json", "chinese", "base64"],
+)
+def test_pieces_are_small_for_real_texts(text):
     sizes = [len(p) for p in T.pieces(text)]
     assert len(text) > 20 * T.PIECE_CHARS and max(sizes) <= T.PIECE_CHARS + 40
+
+
+def test_a_text_with_no_cut_point_stays_one_piece():
     assert list(T.pieces("x" * 100_000)) == ["x" * 100_000]
 
 
