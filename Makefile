@@ -23,7 +23,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: install lint
+test: install lint envs
 	$(BIN)/python -m pytest
 
 # The default benchmark: validate the scenarios, build (first time) or reuse the engine
