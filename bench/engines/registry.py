@@ -579,6 +579,16 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
             ("custom", "bench/engines/peer_guards.py"),
         ),
     ),
+    *_peer(
+        "agent-framework",
+        "AgentFramework",
+        "agent-framework",
+        "Microsoft Agent Framework",
+        "Microsoft Agent Framework: Agent on OpenAIChatCompletionClient, telemetry off",
+        ("agent_framework", "agent_framework.openai"),
+        EngineStyle("#00A4EF", "$M$", "+/", (0, (7, 1, 1, 1))),
+        variant_style=EngineStyle("#7FD1F7", "$m$", "+*", (0, (7, 3, 1, 3))),
+    ),
 )
 
 # the LangChain version matrix: today's AgentExecutor baseline on the last release of each
