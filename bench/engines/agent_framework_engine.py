@@ -19,6 +19,16 @@ returns that reply as the answer — the engine reports such a run as ``aborted`
 ``max_steps``, as AgentExecutor's sentinel answer is); the LLM timeout and retries
 on the openai client (``AsyncOpenAI(timeout=..., max_retries=...)``: 2 retries unless
 normalised). The run deadline is the harness's ``asyncio.timeout``.
+
+``agent-framework-prod`` is the framework configured for production: its built-ins first —
+``approval_mode="always_require"`` on the gated tools (the run returns with
+``user_input_requests``; the approver's ``to_function_approval_response(approved)`` goes back
+in the same ``AgentSession`` and the run resumes), ``max_iterations``, the consecutive-error
+cut-off of its function loop, the client's retries set to ``limits.max_retries`` — then short
+custom code in its middleware (``prod_middleware``): a chat middleware that checks the
+token budget before every model call and the loop guard on the calls the model asks for
+(raising ``peer_guards.GuardError``, which ends the run), and a function middleware with the
+per-call timeout, the breaker and a check of the arguments against the schema.
 """
 
 from __future__ import annotations
@@ -28,20 +38,31 @@ from typing import Any
 
 os.environ.setdefault("AGENT_FRAMEWORK_USER_AGENT_DISABLED", "true")
 
-from agent_framework import Agent, FunctionTool, Message
+from agent_framework import (
+    Agent,
+    FunctionTool,
+    Message,
+    chat_middleware,
+    function_middleware,
+)
 from agent_framework.openai import OpenAIChatCompletionClient
 
 from bench.engines.common import Outcome
+from bench.engines.peer_guards import ToolGuards
 from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
 from bench.tools import ScenarioTool, build_tools
 
 
-def function_tool(tool: ScenarioTool) -> FunctionTool:
+def function_tool(tool: ScenarioTool, **options: Any) -> FunctionTool:
     async def call(**args: Any) -> str:
         return await tool.acall(**args)
 
     return FunctionTool(
-        name=tool.name, description=tool.description, func=call, input_model=tool.parameters
+        name=tool.name,
+        description=tool.description,
+        func=call,
+        input_model=tool.parameters,
+        **options,
     )
 
 
@@ -92,3 +113,78 @@ class AgentFrameworkRetriesEngine(AgentFrameworkEngine):
     name = "agent-framework-retries"
     description = "the same Agent Framework engine with retries normalised (limits.max_retries)"
     retries_normalised = True
+
+
+def content_text(content: Any) -> Any:
+    """What a message's content item carries: its text, a call's arguments, or a function
+    result (itself a list of contents)."""
+    result = getattr(content, "result", None)
+    if isinstance(result, list):
+        return [content_text(c) for c in result]
+    return getattr(content, "text", None) or result or getattr(content, "arguments", None)
+
+
+def prod_middleware(guards: ToolGuards, scenario: Any) -> list[Any]:
+    """The custom middleware: the budget and the loop guard around each model call, the
+    timeout, the breaker and the schema check around each tool call."""
+    schemas = [t.openai_schema() for t in build_tools(scenario)]
+    parameters = {t.name: t.parameters for t in scenario.tools}
+
+    @chat_middleware
+    async def guard_model_call(context: Any, call_next: Any) -> None:
+        parts = [content_text(c) for m in context.messages for c in m.contents]
+        guards.check_budget([scenario.system_prompt, parts, schemas])
+        await call_next()
+        for message in getattr(context.result, "messages", []):
+            for content in message.contents:
+                if getattr(content, "type", None) == "function_call":
+                    guards.check_repeat(content.name, content.parse_arguments() or {})
+
+    @function_middleware
+    async def guard_tool_call(context: Any, call_next: Any) -> None:
+        name = context.function.name
+        args = dict(context.arguments) if context.arguments else {}
+
+        async def run() -> Any:  # the function's result, as the framework parsed it
+            await call_next()
+            return context.result
+
+        context.result = await guards.call(
+            name, run, approve=False, schema=parameters.get(name), args=args
+        )
+
+    return [guard_model_call, guard_tool_call]
+
+
+class AgentFrameworkProdEngine(AgentFrameworkEngine):
+    name = "agent-framework-prod"
+    description = "Agent Framework configured for production: its built-ins, then short middleware"
+    retries_normalised = True  # the client retries limits.max_retries times (built-in)
+
+    def tools(self, ctx: Any) -> list[Any]:
+        return [
+            function_tool(
+                t,
+                approval_mode="always_require" if t.definition.require_confirmation else None,
+            )
+            for t in build_tools(ctx.scenario)
+        ]
+
+    def build(self, ctx: Any) -> Agent:
+        return Agent(
+            self.client(ctx),
+            instructions=ctx.scenario.system_prompt,
+            tools=self.tools(ctx),
+            middleware=prod_middleware(self.guards, ctx.scenario),
+        )
+
+    async def invoke(self, p: PeerPrepared) -> Outcome:
+        session = p.agent.create_session()
+        response = await p.agent.run(self.messages(p), session=session)
+        while requests := response.user_input_requests:  # the approver decides
+            answers = [
+                r.to_function_approval_response(p.guards.approvals.get(r.function_call.name, False))
+                for r in requests
+            ]
+            response = await p.agent.run([Message("user", answers)], session=session)
+        return self.ended(response, p)

@@ -589,6 +589,22 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         EngineStyle("#00A4EF", "$M$", "+/", (0, (7, 1, 1, 1))),
         variant_style=EngineStyle("#7FD1F7", "$m$", "+*", (0, (7, 3, 1, 3))),
     ),
+    _peer_variant(
+        "agent-framework-prod",
+        "AgentFrameworkProd",
+        "agent-framework",
+        "Microsoft Agent Framework",
+        "Agent Framework configured for production: approval_mode, max_iterations, retries, "
+        "then chat and function middleware (budget, loop guard, timeout, breaker, schema)",
+        ("agent_framework", "agent_framework.openai"),
+        EngineStyle("#0067A5", "$F$", "+o", (0, (7, 1, 2, 1))),
+        configuration="production",
+        config_code=(
+            ("built-in", "bench/engines/agent_framework_engine.py::AgentFrameworkProdEngine"),
+            ("custom", "bench/engines/agent_framework_engine.py::prod_middleware"),
+            ("custom", "bench/engines/peer_guards.py"),
+        ),
+    ),
 )
 
 # the LangChain version matrix: today's AgentExecutor baseline on the last release of each
