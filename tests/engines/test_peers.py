@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.engines.registry import REGISTRY, SPECS
+from bench.engines.registry import REGISTRY, REPRESENTATIVE, SPECS
 from bench.envs import MAIN, ensure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,12 +60,24 @@ def quick_run(tmp_path: Path, engines: tuple[str, ...], scenarios: tuple[str, ..
     return [r for r in rows if r["phase"] == "timed"]
 
 
-def test_the_peers_are_the_four_frameworks_at_least():
+def test_the_peers_are_the_frameworks_users_expect_with_their_configurations():
     families = {REGISTRY[name].family for name in PEERS}
-    assert {"openai-agents", "pydantic-ai", "llamaindex", "agno"} <= families
-    for name in PEERS:
-        variant = f"{name}-retries"
-        assert REGISTRY[variant].variant_of == name and REGISTRY[variant].outcome_only
+    expected = {"openai-agents", "pydantic-ai", "llamaindex", "agno", "strands"}
+    assert expected | {"autogen", "agent-framework"} <= families
+    for family in families:
+        default = REPRESENTATIVE[family]
+        variant = REGISTRY[f"{default}-retries"]
+        assert variant.variant_of == default and variant.outcome_only
+        # every peer has a production configuration with its built-in and custom code
+        prod = REGISTRY[f"{default}-prod"]
+        assert (prod.configuration, prod.environment) == (
+            "production",
+            REGISTRY[default].environment,
+        )
+        assert {part for part, _ in prod.config_code} == {"built-in", "custom"}
+    # the streaming defaults have their documented non-streaming variant
+    for name in ("llamaindex", "strands"):
+        assert REGISTRY[name].streams and not REGISTRY[f"{name}-nostream"].streams
 
 
 @pytest.mark.timeout(900)
