@@ -570,7 +570,7 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         "AutoGen configured for production: max_tool_iterations, retries, then a guarded "
         "model context (budget, loop guard) and guarded tools",
         ("autogen_agentchat.agents", "autogen_ext.models.openai"),
-        EngineStyle("#3B2266", "$V$", "x/", (0, (5, 1, 2, 1))),
+        EngineStyle("#3B2266", "$V$", "xx/", (0, (5, 1, 2, 1))),
         configuration="production",
         config_code=(
             ("built-in", "bench/engines/autogen_engine.py::AutoGenProdEngine"),
