@@ -42,7 +42,7 @@ request that would carry it (a conversation that grows past the budget is not ca
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from agno.agent import Agent
 from agno.exceptions import StopAgentRun
@@ -145,7 +145,7 @@ class AgnoRetriesEngine(AgnoEngine):
 class StepLimitReached(GuardError):
     """The custom step limit: the model asked for a tool call after ``max_steps`` of them."""
 
-    termination = "max_steps"
+    termination: ClassVar[str] = "max_steps"
 
 
 def guard_hook(guards: ToolGuards, max_steps: int) -> Any:
