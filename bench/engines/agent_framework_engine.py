@@ -26,13 +26,15 @@ normalised). The run deadline is the harness's ``asyncio.timeout``.
 in the same ``AgentSession`` and the run resumes), ``max_iterations``, the consecutive-error
 cut-off of its function loop, the client's retries set to ``limits.max_retries`` — then short
 custom code in its middleware (``prod_middleware``): a chat middleware that checks the
-token budget before every model call and the loop guard on the calls the model asks for
+token budget before every model call, retries a reply whose body does not parse (up to
+``limits.max_retries`` times) and checks the loop guard on the calls the model asks for
 (raising ``peer_guards.GuardError``, which ends the run), and a function middleware with the
 per-call timeout, the breaker and a check of the arguments against the schema.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -49,7 +51,13 @@ from agent_framework.openai import OpenAIChatCompletionClient
 
 from bench.engines.common import Outcome
 from bench.engines.peer_guards import ToolGuards
-from bench.engines.peers import PeerEngine, PeerPrepared, answered, model_name
+from bench.engines.peers import (
+    PeerEngine,
+    PeerPrepared,
+    answered,
+    exception_chain,
+    model_name,
+)
 from bench.tools import ScenarioTool, build_tools
 
 
@@ -134,7 +142,14 @@ def prod_middleware(guards: ToolGuards, scenario: Any) -> list[Any]:
     async def guard_model_call(context: Any, call_next: Any) -> None:
         parts = [content_text(c) for m in context.messages for c in m.contents]
         guards.check_budget([scenario.system_prompt, parts, schemas])
-        await call_next()
+        for attempt in range(scenario.limits.max_retries + 1):
+            try:  # a reply whose body does not parse is retried (the client retries the rest)
+                await call_next()
+                break
+            except Exception as exc:
+                unparsed = any(isinstance(e, json.JSONDecodeError) for e in exception_chain(exc))
+                if not unparsed or attempt == scenario.limits.max_retries:
+                    raise
         for message in getattr(context.result, "messages", []):
             for content in message.contents:
                 if getattr(content, "type", None) == "function_call":
