@@ -43,6 +43,10 @@ FRAMEWORKS = frozenset(
         "llama_index",
         "agno",
         "strands",
+        "autogen_agentchat",
+        "autogen_core",
+        "autogen_ext",
+        "agent_framework",
     }
 )
 # classes their docs tell users to subclass

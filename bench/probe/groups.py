@@ -53,6 +53,11 @@ RULES: tuple[tuple[str, str], ...] = (
     ("agno", PEER),
     ("strands", PEER),
     ("llama_index", PEER),
+    ("autogen_agentchat", PEER),
+    ("autogen_core", PEER),
+    ("autogen_ext", PEER),
+    ("agent_framework", PEER),
+    ("agent_framework_openai", PEER),
     ("openai", "openai"),
     ("httpx", "httpx"),
     ("httpx2", "httpx"),
@@ -104,7 +109,18 @@ CALLBACK_RUNNABLE_GROUPS: tuple[str, ...] = (
 FRAMEWORK_GROUPS: dict[str, tuple[str, ...]] = {
     "langchain": tuple(g for g in GROUPS if g.startswith("lang")),
     "scheduler": ("scheduler",),
-    **{peer: (PEER,) for peer in ("openai-agents", "pydantic-ai", "agno", "strands", "llamaindex")},
+    **{
+        peer: (PEER,)
+        for peer in (
+            "openai-agents",
+            "pydantic-ai",
+            "agno",
+            "strands",
+            "llamaindex",
+            "autogen",
+            "agent-framework",
+        )
+    },
 }
 
 _STDLIB = frozenset(sys.stdlib_module_names)
