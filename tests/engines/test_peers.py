@@ -125,3 +125,32 @@ def test_a_transport_error_mid_stream_is_an_llm_error_on_every_peer(tmp_path):
     allowed = {("completed", "stop"), ("failed", "llm_error"), ("aborted", "timeout")}
     wrong = {key: ending for key, ending in endings.items() if ending[:2] not in allowed}
     assert wrong == {}
+
+
+# the guard scenarios a production configuration must handle with its built-ins and its
+# custom code (every -prod engine handles all 24 fault scenarios: docs/engines.md)
+GUARD_SCENARIOS = (
+    "confirmation_required",
+    "huge_tool_result",
+    "loop_detection",
+    "malformed_tool_args",
+    "max_steps",
+    "tool_circuit_breaker",
+    "tool_flaky",
+    "unknown_tool",
+)
+PROD_PEERS = tuple(name for name in PEERS if REGISTRY[name].configuration == "production")
+
+
+@pytest.mark.timeout(900)
+def test_every_production_peer_handles_the_guard_scenarios(tmp_path):
+    from scenarios import load_scenarios
+    from scenarios.expect import misses
+
+    scenarios = load_scenarios()
+    rows = quick_run(tmp_path, PROD_PEERS, GUARD_SCENARIOS)
+    judged = {
+        (r["engine"], r["scenario"]): misses(scenarios[r["scenario"]].expect.outcome(), r)
+        for r in rows
+    }
+    assert judged == {(e, s): [] for e in PROD_PEERS for s in GUARD_SCENARIOS}
