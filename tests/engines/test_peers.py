@@ -154,3 +154,54 @@ def test_every_production_peer_handles_the_guard_scenarios(tmp_path):
         for r in rows
     }
     assert judged == {(e, s): [] for e in PROD_PEERS for s in GUARD_SCENARIOS}
+
+
+REPEATS = """
+import asyncio, json, sys
+from bench.engines import RunContext, create_engine
+from bench.mockllm import MockLLM
+from bench.mockllm.transport import BASE_URL
+from scenarios import load_scenarios
+
+async def main(names, scenario_names):
+    scenarios, out = load_scenarios(), {}
+    mock = MockLLM(scenarios=scenarios)
+    for name in names:
+        engine = create_engine(name)
+        for scenario in scenario_names:
+            ctx = RunContext(scenario=scenarios[scenario], mock=mock, base_url=BASE_URL)
+            prepared = await engine.prepare(ctx)  # once: a service's agent, reused
+            runs = []
+            for _ in range(3):
+                mock.reset()
+                record = await engine.run(prepared)
+                runs.append([record.status, record.termination, record.tool_calls])
+            out[f"{name} {scenario}"] = runs
+        await engine.aclose()
+    print(json.dumps(out))
+
+asyncio.run(main(sys.argv[1].split(","), sys.argv[2].split(",")))
+"""
+
+
+@pytest.mark.timeout(900)
+def test_runs_of_one_prepared_production_peer_keep_their_own_guard_counts():
+    """The loop guard's counts, the breaker and the step count belong to the run: the third
+    run of one prepared agent ends as the first did (an agent built once per service)."""
+    scenarios = ("loop_detection", "tool_circuit_breaker", "max_steps")
+    by_env: dict[str, list[str]] = {}
+    for name in PROD_PEERS:
+        by_env.setdefault(REGISTRY[name].environment, []).append(name)
+    for env_name, names in by_env.items():
+        done = subprocess.run(
+            [ensure(env_name).python, "-c", REPEATS, ",".join(names), ",".join(scenarios)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs = json.loads(done.stdout.splitlines()[-1])
+        assert {key: [r == rs[0] for r in rs] for key, rs in runs.items()} == {
+            key: [True] * 3 for key in runs
+        }, runs
