@@ -42,7 +42,7 @@ request that would carry it (a conversation that grows past the budget is not ca
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from agno.agent import Agent
 from agno.exceptions import StopAgentRun
@@ -145,22 +145,21 @@ class AgnoRetriesEngine(AgnoEngine):
 class StepLimitReached(GuardError):
     """The custom step limit: the model asked for a tool call after ``max_steps`` of them."""
 
-    termination = "max_steps"
+    termination: ClassVar[str] = "max_steps"
 
 
 def guard_hook(guards: ToolGuards, max_steps: int) -> Any:
     """The custom ``tool_hooks`` entry: timeout, breaker, loop guard and step limit around
     every tool call; a guard that ends the run raises Agno's ``StopAgentRun``."""
-    executed = guards.calls  # per run, with the loop guard's counts
 
     async def hook(function_name: str, function_call: Any, arguments: dict[str, Any]) -> Any:
         try:
-            if executed["__steps__"] >= max_steps:
+            if guards.calls["tool calls"] >= max_steps:  # the run's own counts
                 raise StepLimitReached(f"tool call {max_steps + 1} after max_steps {max_steps}")
             guards.check_repeat(function_name, arguments)
         except GuardError as exc:
             raise StopAgentRun(guards.stop(exc)) from exc
-        executed["__steps__"] += 1
+        guards.calls["tool calls"] += 1
         result = await guards.call(function_name, lambda: function_call(**arguments), approve=False)
         try:  # the next request carries this result: over the budget alone, it cannot be sent
             guards.check_budget(result)

@@ -37,7 +37,8 @@ way to customise what the agent keeps and sends) that checks the token budget in
 ``get_messages`` before every model call and the loop guard in ``add_message`` when the model
 asks for calls (raising ``peer_guards.GuardError``, which ends the run), and a tool that
 adds the approver (AssistantAgent has no tool approval), the per-call timeout, the breaker
-and a check of the arguments against the schema.
+and a check of the arguments against the schema; and a client subclass that retries a reply
+whose body does not parse (``RetryingClient``), up to ``limits.max_retries`` times.
 """
 
 from __future__ import annotations
@@ -140,8 +141,10 @@ class AutoGenEngine(PeerEngine):
     name = "autogen"
     description = "AutoGen AgentChat: AssistantAgent on OpenAIChatCompletionClient(base_url=...)"
 
+    client_class: type[OpenAIChatCompletionClient] = OpenAIChatCompletionClient
+
     def client(self, ctx: Any) -> OpenAIChatCompletionClient:
-        return OpenAIChatCompletionClient(
+        client = self.client_class(
             model=model_name(ctx),
             base_url=mock_base_url(ctx),
             api_key=API_KEY,
@@ -151,6 +154,9 @@ class AutoGenEngine(PeerEngine):
             http_client=self.http_client(ctx, openai_http_lib()),
             **self.retry_options(ctx),
         )
+        if isinstance(client, RetryingClient):
+            client.unparsed_retries = ctx.scenario.limits.max_retries
+        return client
 
     def tools(self, ctx: Any) -> list[BaseTool[Any, Any]]:
         return [SchemaTool(t) for t in build_tools(ctx.scenario)]
@@ -241,12 +247,29 @@ class GuardedTool(SchemaTool):
         )
 
 
+class RetryingClient(OpenAIChatCompletionClient):
+    """The client, retrying a reply whose body does not parse (the openai client retries
+    everything else; AutoGen has no retry of its own)."""
+
+    unparsed_retries = 0
+
+    async def create(self, *args: Any, **kwargs: Any) -> Any:
+        for attempt in range(self.unparsed_retries + 1):
+            try:
+                return await super().create(*args, **kwargs)
+            except json.JSONDecodeError:
+                if attempt == self.unparsed_retries:
+                    raise
+        raise AssertionError("unreachable")
+
+
 class AutoGenProdEngine(AutoGenEngine):
     name = "autogen-prod"
     description = (
         "AutoGen configured for production: its built-ins, then a guarded context and tools"
     )
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
+    client_class = RetryingClient
 
     def tools(self, ctx: Any) -> list[BaseTool[Any, Any]]:
         return [GuardedTool(t, self.guards) for t in build_tools(ctx.scenario)]

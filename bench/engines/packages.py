@@ -25,9 +25,19 @@ FRAMEWORK_MODULES: dict[str, tuple[str, ...]] = {
     "agno": ("agno",),
     "strands": ("strands",),
     "llamaindex": ("llama_index",),
+    "autogen": ("autogen_agentchat", "autogen_core", "autogen_ext"),
+    "agent-framework": ("agent_framework", "agent_framework_openai"),
 }
 # the peer frameworks: each runs in its own virtualenv (bench.envs)
-PEERS: tuple[str, ...] = ("openai-agents", "pydantic-ai", "agno", "strands", "llamaindex")
+PEERS: tuple[str, ...] = (
+    "openai-agents",
+    "pydantic-ai",
+    "agno",
+    "strands",
+    "llamaindex",
+    "autogen",
+    "agent-framework",
+)
 # every framework's import packages (the catalogue's "framework internals")
 FRAMEWORK_IMPORTS: frozenset[str] = frozenset(m for ms in FRAMEWORK_MODULES.values() for m in ms)
 # the distributions of the main environment's frameworks whose versions move a number
@@ -48,7 +58,7 @@ HARNESS = "harness"
 ENGINE_CODE = "engine code"
 HELPER = "(helper)"  # not a group: charged to the caller
 OTHER = "other"
-PEER = "peer framework"  # the OpenAI Agents SDK, Pydantic AI, Agno, Strands, LlamaIndex
+PEER = "peer framework"  # the Agents SDK, Pydantic AI, Agno, Strands, LlamaIndex, AutoGen, MAF
 
 # (module prefix, group), first match wins; a prefix matches the module itself and its children
 RULES: tuple[tuple[str, str], ...] = (

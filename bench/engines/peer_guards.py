@@ -19,31 +19,33 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
+from bench.engines.base import RunStatus
 from scenarios import Scenario
 
 
 class GuardError(Exception):
     """A production guard ended the run (``status`` / ``termination`` in the harness's words)."""
 
-    status = "aborted"
-    termination = "tool_limit"
+    status: ClassVar[RunStatus] = "aborted"
+    termination: ClassVar[str] = "tool_limit"
 
 
 class UnreadableReply(GuardError):
     """The model's reply could not be read (a body that did not parse, a stream cut before
     its finish reason) after ``limits.max_retries`` retries."""
 
-    status = "failed"
-    termination = "llm_error"
+    status: ClassVar[RunStatus] = "failed"
+    termination: ClassVar[str] = "llm_error"
 
 
 class RepeatedToolCallError(GuardError):
     """The model asked again for a call it had already made ``limit`` times."""
 
     def __init__(self, name: str, args: dict[str, Any], limit: int):
-        self.name, self.args, self.limit = name, args, limit
+        # not ``self.args``: that is the exception's own tuple of constructor arguments
+        self.name, self.arguments, self.limit = name, args, limit
         super().__init__(
             f"{name}({json.dumps(args, sort_keys=True)}) requested again after {limit} calls"
         )
@@ -52,7 +54,7 @@ class RepeatedToolCallError(GuardError):
 class TokenBudgetExceededError(GuardError):
     """The next request would carry more prompt tokens than the budget allows."""
 
-    termination = "token_budget"
+    termination: ClassVar[str] = "token_budget"
 
     def __init__(self, tokens: int, budget: int):
         self.tokens, self.budget = tokens, budget

@@ -84,6 +84,8 @@ WIRE_EXTRAS: dict[str, dict[str, object]] = {
         "parameters": {"additionalProperties": False},
     },
     "agno": {"fields": {}, "tool": {}, "parameters": {}},
+    "autogen": {"fields": {"tool_choice": "auto"}, "tool": {"strict": False}, "parameters": {}},
+    "agent-framework": {"fields": {"tool_choice": "auto"}, "tool": {}, "parameters": {}},
     "strands": {"fields": {}, "tool": {}, "parameters": {}},
 }
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.engines.registry import REGISTRY, SPECS
+from bench.engines.registry import REGISTRY, REPRESENTATIVE, SPECS
 from bench.envs import MAIN, ensure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,12 +60,24 @@ def quick_run(tmp_path: Path, engines: tuple[str, ...], scenarios: tuple[str, ..
     return [r for r in rows if r["phase"] == "timed"]
 
 
-def test_the_peers_are_the_four_frameworks_at_least():
+def test_the_peers_are_the_frameworks_users_expect_with_their_configurations():
     families = {REGISTRY[name].family for name in PEERS}
-    assert {"openai-agents", "pydantic-ai", "llamaindex", "agno"} <= families
-    for name in PEERS:
-        variant = f"{name}-retries"
-        assert REGISTRY[variant].variant_of == name and REGISTRY[variant].outcome_only
+    expected = {"openai-agents", "pydantic-ai", "llamaindex", "agno", "strands"}
+    assert expected | {"autogen", "agent-framework"} <= families
+    for family in families:
+        default = REPRESENTATIVE[family]
+        variant = REGISTRY[f"{default}-retries"]
+        assert variant.variant_of == default and variant.outcome_only
+        # every peer has a production configuration with its built-in and custom code
+        prod = REGISTRY[f"{default}-prod"]
+        assert (prod.configuration, prod.environment) == (
+            "production",
+            REGISTRY[default].environment,
+        )
+        assert {part for part, _ in prod.config_code} == {"built-in", "custom"}
+    # the streaming defaults have their documented non-streaming variant
+    for name in ("llamaindex", "strands"):
+        assert REGISTRY[name].streams and not REGISTRY[f"{name}-nostream"].streams
 
 
 @pytest.mark.timeout(900)
@@ -113,3 +125,83 @@ def test_a_transport_error_mid_stream_is_an_llm_error_on_every_peer(tmp_path):
     allowed = {("completed", "stop"), ("failed", "llm_error"), ("aborted", "timeout")}
     wrong = {key: ending for key, ending in endings.items() if ending[:2] not in allowed}
     assert wrong == {}
+
+
+# the guard scenarios a production configuration must handle with its built-ins and its
+# custom code (every -prod engine handles all 24 fault scenarios: docs/engines.md)
+GUARD_SCENARIOS = (
+    "confirmation_required",
+    "huge_tool_result",
+    "loop_detection",
+    "malformed_tool_args",
+    "max_steps",
+    "tool_circuit_breaker",
+    "tool_flaky",
+    "unknown_tool",
+)
+PROD_PEERS = tuple(name for name in PEERS if REGISTRY[name].configuration == "production")
+
+
+@pytest.mark.timeout(900)
+def test_every_production_peer_handles_the_guard_scenarios(tmp_path):
+    from scenarios import load_scenarios
+    from scenarios.expect import misses
+
+    scenarios = load_scenarios()
+    rows = quick_run(tmp_path, PROD_PEERS, GUARD_SCENARIOS)
+    judged = {
+        (r["engine"], r["scenario"]): misses(scenarios[r["scenario"]].expect.outcome(), r)
+        for r in rows
+    }
+    assert judged == {(e, s): [] for e in PROD_PEERS for s in GUARD_SCENARIOS}
+
+
+REPEATS = """
+import asyncio, json, sys
+from bench.engines import RunContext, create_engine
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL
+from scenarios import load_scenarios
+
+async def main(names, scenario_names):
+    scenarios, out = load_scenarios(), {}
+    mock = MockLLM(scenarios=scenarios)
+    for name in names:
+        engine = create_engine(name)
+        for scenario in scenario_names:
+            ctx = RunContext(scenario=scenarios[scenario], mock=mock, base_url=BASE_URL)
+            prepared = await engine.prepare(ctx)  # once: a service's agent, reused
+            runs = []
+            for _ in range(3):
+                mock.reset()
+                record = await engine.run(prepared)
+                runs.append([record.status, record.termination, record.tool_calls])
+            out[f"{name} {scenario}"] = runs
+        await engine.aclose()
+    print(json.dumps(out))
+
+asyncio.run(main(sys.argv[1].split(","), sys.argv[2].split(",")))
+"""
+
+
+@pytest.mark.timeout(900)
+def test_runs_of_one_prepared_production_peer_keep_their_own_guard_counts():
+    """The loop guard's counts, the breaker and the step count belong to the run: the third
+    run of one prepared agent ends as the first did (an agent built once per service)."""
+    scenarios = ("loop_detection", "tool_circuit_breaker", "max_steps")
+    by_env: dict[str, list[str]] = {}
+    for name in PROD_PEERS:
+        by_env.setdefault(REGISTRY[name].environment, []).append(name)
+    for env_name, names in by_env.items():
+        done = subprocess.run(
+            [ensure(env_name).python, "-c", REPEATS, ",".join(names), ",".join(scenarios)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs = json.loads(done.stdout.splitlines()[-1])
+        assert {key: [r == rs[0] for r in rs] for key, rs in runs.items()} == {
+            key: [True] * 3 for key in runs
+        }, runs
