@@ -56,10 +56,10 @@ from bench.traffic.toolruns import (
     derive,
 )
 from bench.traffic.write import scenario_yaml
+from scenarios.argschema import ArgsValidator
 from scenarios.loader import ScenarioError
 from scenarios.schema import (
     MAX_RECORDED_TOKENS,
-    ArgsValidator,
     Expect,
     ExpectOverride,
     Limits,
@@ -73,7 +73,7 @@ from scenarios.schema import (
 
 TAG = "recorded"
 FAULT_TAG = "fault"  # a recording in which a tool failed or a confirmation was refused
-_TIMED_OUT = "takes longer than"  # how a schema pattern's time limit speaks (scenarios.schema)
+_TIMED_OUT = "takes longer than"  # how a schema pattern's time limit speaks (scenarios.argschema)
 FINAL_EXCERPT_CHARS = 80
 _SYSTEM_ROLES = ("system", "developer")
 _DEFAULT_LIMITS = Limits()
