@@ -66,6 +66,27 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def failure_reasons(data: RunData) -> dict[tuple[str, str], str]:
+    """Engine, scenario → why its runs missed their expectations or did not complete
+    (``metrics.failure_reason`` over the cell's runs, every latency profile)."""
+    out: dict[tuple[str, str], str] = {}
+    for (engine, scenario), g in data.runs.groupby(["engine", "scenario"], sort=False):
+        if why := metrics.failure_reason(g.itertuples(index=False)):
+            out[(str(engine), str(scenario))] = why
+    return out
+
+
+def no_completed_run(data: RunData) -> dict[str, str | None]:
+    """Engines of the performance scenarios with no completed run there → why (or None)."""
+    runs = data.runs[data.runs["scenario"].isin(data.happy_scenarios)]
+    out: dict[str, str | None] = {}
+    for engine in order_engines(runs["engine"].dropna().unique()):
+        g = runs[runs["engine"] == engine]
+        if not (g["status"] == "completed").any():
+            out[engine] = metrics.failure_reason(g.itertuples(index=False))
+    return out
+
+
 def step_overhead(data: RunData) -> pd.DataFrame:
     """Per engine: framework overhead per LLM step (ms) and CPU per step."""
     runs = perf_runs(data).dropna(subset=["step_overhead_ms"])

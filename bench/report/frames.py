@@ -57,6 +57,8 @@ RUN_COLUMNS: dict[str, str] = {
     "max_request_tokens": "the largest request's prompt tokens",
     "max_tool_ms": "the longest tool execution",
     "invalid_tool_args": "tool executions whose arguments broke the tool's JSON Schema",
+    "expect_ok": "whether the run met the scenario's expectations for its engine",
+    "expect_failures": "why it did not: the expectations it missed, as sentences (list)",
     "round": "the round (a fresh worker process per engine and round)",
 }
 TEXT_RUN_COLUMNS = ("engine", "scenario", "status", "termination", "final_answer", "error")

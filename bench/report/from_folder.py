@@ -55,6 +55,7 @@ _RUN_FIELDS = (
     "error",
     "transport",
     "expect_ok",
+    "expect_failures",
     "request_prompt_tokens",
     "tools",
     "max_request_tokens",
@@ -70,7 +71,7 @@ def _runs(rows: list[RunRow]) -> pd.DataFrame:
     records = []
     for row in rows:
         rec = {name: getattr(row, name) for name in _RUN_FIELDS}
-        for name in ("request_prompt_tokens", "tools"):
+        for name in ("request_prompt_tokens", "tools", "expect_failures"):
             rec[name] = list(rec[name])
         rec["latency_profile"] = row.latency or "zero"
         if row.crashed:

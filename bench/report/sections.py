@@ -46,7 +46,7 @@ from bench.report.rules import (
     stars_text,
 )
 from bench.report.verdicts import interval_text, ratio
-from bench.results import fmt, stats
+from bench.results import fmt, metrics, stats
 
 P = Paragraph.of
 ChartSlot = Figure | Note
@@ -481,6 +481,10 @@ def performance(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
                 numeric=(1, 2, 3, 4, 5, 6),
             )
         )
+    for engine, why in analysis.no_completed_run(data).items():
+        blocks.append(
+            P(Strong("No completed run: "), Code(engine), f" ({why or 'no reason recorded'}).")
+        )
     blocks.extend(_slot(charts, "latency"))
     blocks.extend(_slot(charts, "throughput"))
     if data.throughput is not None:
@@ -781,6 +785,8 @@ def per_scenario(data: RunData) -> Section:
         return Section("Per-scenario results", "per-scenario-results", (Note("No runs."),))
     sc = data.scenarios.set_index("scenario")
     answers = _sample_answers(data)
+    reasons = analysis.failure_reasons(data)
+    missed = _missed_cells(data)
     subs = []
     for scenario in sorted(cells_table["scenario"].unique()):
         g = cells_table[cells_table["scenario"] == scenario]
@@ -838,6 +844,7 @@ def per_scenario(data: RunData) -> Section:
                 numeric=(2, 3, 5, 6, 7, 8, 9, 10, 11, 12),
             )
         )
+        blocks.extend(_missed_notes(missed, reasons, scenario))
         subs.append(Section(scenario, f"scenario-{slug(scenario)}", tuple(blocks), collapsed=True))
     overview = _scenario_overview(data, cells_table)
     return Section(
@@ -851,21 +858,40 @@ def per_scenario(data: RunData) -> Section:
                 "scenario's full table under its name."
             ),
             overview,
+            *_missed_notes(missed, reasons),
         ),
         tuple(subs),
     )
 
 
+def _missed_cells(data: RunData) -> list[tuple[str, str]]:
+    """The (engine, scenario) cells marked ✗: not every run met its expectations."""
+    ok = data.runs.groupby(["engine", "scenario"], sort=False)["expect_ok"].agg(
+        lambda s: bool(s.dropna().astype(bool).all()) if s.notna().any() else True
+    )
+    order = {e: i for i, e in enumerate(order_engines(data.runs["engine"].dropna().unique()))}
+    return sorted(
+        ((str(e), str(s)) for (e, s), fine in ok.items() if not fine),
+        key=lambda k: (k[1], order.get(k[0], len(order))),
+    )
+
+
+def _missed_notes(
+    missed: Sequence[tuple[str, str]], reasons: Mapping[tuple[str, str], str], scenario: str = ""
+) -> list[Block]:
+    """One footnote per ✗ (of ``scenario``, or of every scenario): ``metrics.missed_line``."""
+    lines = [
+        P(metrics.missed_line(e, s, reasons.get((e, s))))
+        for e, s in missed
+        if not scenario or s == scenario
+    ]
+    return [Bullets(tuple(lines))] if lines else []
+
+
 def _scenario_overview(data: RunData, cells_table: pd.DataFrame) -> Table:
     engines = order_engines(cells_table["engine"])
     faults = set(data.fault_scenarios)
-    ok = (
-        data.runs.groupby(["engine", "scenario"])["expect_ok"].agg(
-            lambda s: bool(s.dropna().astype(bool).all()) if s.notna().any() else True
-        )
-        if "expect_ok" in data.runs
-        else pd.Series(dtype=bool)
-    )
+    missed = set(_missed_cells(data))
     cells = cells_table.set_index(["engine", "scenario"])
     rows = []
     for scenario in sorted(cells_table["scenario"].unique(), key=lambda s: (s in faults, s)):
@@ -874,7 +900,7 @@ def _scenario_overview(data: RunData, cells_table: pd.DataFrame) -> Table:
             if (engine, scenario) not in cells.index:
                 row.append("–")
                 continue
-            mark = "" if ok.get((engine, scenario), True) else " ✗"
+            mark = " ✗" if (engine, scenario) in missed else ""
             row.append(fmt.ms(cells.loc[(engine, scenario), "median_ms"]) + mark)
         rows.append(tuple(row))
     return Table(

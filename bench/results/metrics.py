@@ -140,17 +140,32 @@ def most_common(items: Iterable[object]) -> object:
 
 def failure_reason(rows: Iterable[object]) -> str | None:
     """Why a cell's runs missed their expectations: the most common ``expect_failures``
-    entry (else the error of a run that did not complete), with how many runs it hit."""
+    entry (else the error of a run that did not complete), with how many runs it hit.
+    Rows may be typed rows or a frame's records (NaN for a missing value)."""
     rows = list(rows)
-    reasons = [
-        str(r.expect_failures[0] if r.expect_failures else getattr(r, "error", None) or "")
-        for r in rows
-        if getattr(r, "expect_ok", None) is False or is_error(r)
-    ]
+    reasons = [_miss_reason(r) for r in rows if _missed(r) or is_error(r)]
     reason = most_common(r for r in reasons if r)
     if reason is None:
         return None
     return f"{reason} ({reasons.count(str(reason))} of {len(rows)} runs)"
+
+
+def _missed(row: object) -> bool:
+    ok = getattr(row, "expect_ok", None)
+    return ok is not None and ok == ok and not bool(ok)  # ok == ok: not NaN
+
+
+def _miss_reason(row: object) -> str:
+    failures = getattr(row, "expect_failures", None)
+    if isinstance(failures, (list, tuple)) and failures:
+        return str(failures[0])
+    error = getattr(row, "error", None)
+    return error if isinstance(error, str) else ""
+
+
+def missed_line(engine: str, scenario: str, why: str | None) -> str:
+    """The footnote of one ✗ (console and report): ``✗ engine on scenario: why``."""
+    return f"✗ {engine} on {scenario}: {why or 'reason not recorded'}"
 
 
 def expect_ok_rate(rows: Iterable[object]) -> float:

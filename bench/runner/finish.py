@@ -164,8 +164,8 @@ def scenario_table(
             )
             cells.append(f"{fmt.ms(row['wall_ms_median'])}{mark}")
             if "✗" in mark:
-                why = (reasons or {}).get((engine, scenario, latency), "reason not recorded")
-                missed.append(f"✗ {engine} on {scenario}: {why}")
+                why = (reasons or {}).get((engine, scenario, latency))
+                missed.append(metrics.missed_line(engine, scenario, why))
         table.add_row(scenario, *cells)
     if missed:
         table.caption = Text("\n".join(missed))  # the user's text: no rich markup

@@ -99,6 +99,7 @@ class RunConfig:
     load_timeout_factor: float = 2.0  # a measured run still running at target × this is cut
     load_max_arrivals: int = 8000  # per process and level
     load_budget_s: float = 420.0  # engines left when the phase has run this long are skipped
+    load_probe_s: float = 1.0  # the bare client's mock-ceiling probe, per mode (JSON, streamed)
 
     @classmethod
     def quick_defaults(cls) -> dict[str, Any]:
@@ -115,15 +116,16 @@ class RunConfig:
                 ThroughputProfile("zero", window_s=0.25, min_runs=1, warmup_runs=2),
             ),
             "footprint_processes": 1,
-            "ttft_repeat": 3,
+            "ttft_repeat": 2,
             "ttft_warmup": 1,
             "load_rates": (20.0,),
             "load_start_rate": 20.0,
-            "load_window_s": 0.5,
+            "load_window_s": 0.25,
             "load_min_runs": 5,
             "load_ramp": 0.0,
             "load_processes": (1,),
             "load_budget_s": 90.0,
+            "load_probe_s": 0.25,
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -181,3 +181,19 @@ def test_outcome_only_engines_run_the_fault_scenarios_a_few_times(monkeypatch):
     full = [b for b in plan.batches if b.engine == "raw"]
     assert sum(len(b.repeats) for b in full) == 10 * len(names)
     assert measured(config.engines) == ("raw",)  # no throughput / TTFT / footprint phases
+
+
+def test_quick_keeps_every_phase_but_trims_their_fixed_costs():
+    """--quick (≤ 1 min for a few engines on one realistic-latency scenario): every phase
+    stays on; TTFT, the load window and the mock-ceiling probe are short."""
+    names = {"engines": ("raw",), "scenarios": ("customer_returns",)}
+    default, quick = RunConfig(**names), RunConfig(**names, **RunConfig.quick_defaults())
+    phases = ("footprint", "ttft", "throughput", "load")
+    assert [getattr(quick, p) for p in phases] == [getattr(default, p) for p in phases]
+    assert (default.load_window_s, default.load_probe_s) == (1.0, 1.0)
+    assert (quick.ttft_repeat, quick.ttft_warmup, quick.load_window_s, quick.load_probe_s) == (
+        2,
+        1,
+        0.25,
+        0.25,
+    )

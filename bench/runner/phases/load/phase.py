@@ -46,7 +46,6 @@ from bench.runner.progress import NullProgress, Progress
 from scenarios import load_scenarios
 
 PROBE_CONCURRENCY = 512  # the bare client's connections (enough to keep the pool busy)
-PROBE_DURATION_S = 1.0  # per mode (JSON replies, then streamed ones)
 TAIL_CHARS = 4000
 
 
@@ -260,7 +259,7 @@ class LoadPhase:
         try:
             requests = raw_requests(config.load_scenario, self.scenario_dir)
             results = probe(
-                self._pool, requests, concurrency=PROBE_CONCURRENCY, duration_s=PROBE_DURATION_S
+                self._pool, requests, concurrency=PROBE_CONCURRENCY, duration_s=config.load_probe_s
             )
         except Exception as exc:
             self.progress.message(f"load: the mock probe failed: {exc}")
