@@ -438,6 +438,7 @@ class ConfigRecord(BaseModel):
     load_start_rate: float = Field(None, gt=0)
     load_processes: list[int] | None = None
     load_window_s: float = Field(None, gt=0)
+    load_probe_s: float = Field(None, gt=0)
     load_min_runs: int = Field(None, ge=1)
     load_ramp: float = Field(None, ge=0)
     load_target_factor: float = Field(None, gt=0)
