@@ -13,10 +13,12 @@ import pytest
 from bench.engines.plugins import ENV_VAR
 from bench.results.files import TTFT_KEY
 from bench.results.summary import TTFT_COLUMNS
+from bench.runner.plan import RunConfig
 from tests.runner.conftest import FAKES, ROOT
 
 # the real raw loop and scheduler (fast to import), and a fake engine that cannot stream
 ENGINES = ("raw", "scheduler", "fake-slow")
+REPEAT = RunConfig.quick_defaults()["ttft_repeat"]  # --quick's timed TTFT runs per engine
 
 
 def schedbench(*args: str) -> subprocess.CompletedProcess:
@@ -52,13 +54,13 @@ def test_ttft_csv_has_a_row_per_engine(ttft_run):
         ("streaming_long_answer", "ttft", "inprocess")
     }
     assert [(r["n"], r["crashed"], r["errors"], r["expect_ok_rate"]) for r in table] == [
-        ("3", "0", "0", "1")
+        (str(REPEAT), "0", "0", "1")
     ] * 3
     raw, scheduler, fake = table
     floor = float(raw["floor_ttft_ms"])
     assert 180 < floor < 240  # 2 × ~100 ms to the first token + the tool call's stream
     for row in (raw, scheduler):
-        assert row["n_ttft"] == "3" and row["streamed_requests_median"] == "2"
+        assert row["n_ttft"] == str(REPEAT) and row["streamed_requests_median"] == "2"
         assert float(row["floor_ttft_ms"]) == floor  # the same floor for every engine
         assert floor < float(row["ttft_ms_median"]) < floor + 50
         assert float(row["extra_ttft_ms"]) == pytest.approx(
@@ -72,7 +74,10 @@ def test_ttft_csv_has_a_row_per_engine(ttft_run):
     assert float(raw["extra_ttft_vs_raw_ms"]) == 0
     # the fake engine ignores stream_tokens: its runs count, but it has no TTFT
     assert fake["n_ttft"] == "0" and fake["ttft_ms_median"] == "" and fake["extra_ttft_ms"] == ""
-    assert "Time to first token" in done.stdout and "[ttft] 12 runs planned" in done.stderr
+    assert (
+        "Time to first token" in done.stdout
+        and f"[ttft] {len(ENGINES) * (REPEAT + 1)} runs planned" in done.stderr
+    )
 
 
 def test_ttft_rows_stay_out_of_runs_jsonl(ttft_run):
@@ -81,12 +86,16 @@ def test_ttft_rows_stay_out_of_runs_jsonl(ttft_run):
     assert {r["scenario"] for r in runs} == {"single_tool"}
     ttft = rows(out / "ttft.jsonl")
     assert sorted((r["engine"], r["phase"], r["repeat"]) for r in ttft) == sorted(
-        [(e, "warmup", 0) for e in ENGINES] + [(e, "timed", i) for e in ENGINES for i in range(3)]
+        [(e, "warmup", 0) for e in ENGINES]
+        + [(e, "timed", i) for e in ENGINES for i in range(REPEAT)]
     )
     meta = json.loads((out / "meta.json").read_text())
     assert meta["complete"] is True
-    assert meta["outcome"]["ttft_runs"] == 9 and meta["outcome"]["ttft_missing"] == 0
-    assert meta["config"]["ttft_repeat"] == 3 and meta["config"]["ttft_latency"] == "ttft"
+    assert (
+        meta["outcome"]["ttft_runs"] == len(ENGINES) * REPEAT
+        and meta["outcome"]["ttft_missing"] == 0
+    )
+    assert meta["config"]["ttft_repeat"] == REPEAT and meta["config"]["ttft_latency"] == "ttft"
 
 
 def test_resume_measures_only_the_missing_ttft_runs(ttft_run):
