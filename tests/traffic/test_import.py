@@ -117,7 +117,9 @@ async def test_a_gateway_log_imports_to_the_live_recording(
         assert theirs.timing is not None and ours.timing is not None
         assert theirs.timing.stream is ours.timing.stream is stream
         # the client sees the proxy's hop too: later (by how much depends on how busy the
-        # machine is, so no upper bound), never earlier by much
-        assert theirs.timing.total_ms - ours.timing.total_ms > -5
+        # machine is, so no upper bound), never earlier by much; the proxy's end of a stream
+        # waits for its own recording, so on a busy machine the client may see the end a few
+        # ms before the proxy's clock does (5.0 ms of 132 seen once under load): 10 %
+        assert theirs.timing.total_ms - ours.timing.total_ms > -max(5.0, 0.1 * ours.timing.total_ms)
         if stream:
             assert theirs.timing.ttft_ms - ours.timing.ttft_ms > -5
