@@ -37,6 +37,7 @@ ROUNDS_RANGE = (1, 100)
 CONCURRENCY_RANGE = (1, 1_000)
 MAX_CONCURRENCY_LEVELS = 10
 SEED_RANGE = (0, 2**32 - 1)
+LANES_RANGE = (1, 64)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +97,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-ttft",
         action="store_true",
         help=f"skip the TTFT phase (each engine's token stream on {_D['ttft_scenario']})",
+    )
+    parser.add_argument(
+        "--outcome-lanes",
+        type=int,
+        help="fault scenarios judged this many engines at a time (their runs mostly wait on "
+        f"scripted deadlines; default {_D['outcome_lanes']})",
     )
     handler_options.add_arguments(parser)
     load = parser.add_argument_group("the open-loop load phase (load.jsonl)")
@@ -205,6 +212,7 @@ def _check_counts(args: argparse.Namespace) -> None:
     check_range("--warmup", args.warmup, *WARMUP_RANGE)
     check_range("--rounds", args.rounds, *ROUNDS_RANGE)
     check_range("--seed", args.seed, *SEED_RANGE)
+    check_range("--outcome-lanes", args.outcome_lanes, *LANES_RANGE)
     _levels(args.concurrency)
 
 
@@ -232,7 +240,7 @@ def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) 
     values["scenario_dir"] = _resolved(args.scenario_dir)
     if args.latency is not None:
         values["latencies"] = ("zero", "realistic") if args.latency == "both" else (args.latency,)
-    for name in ("transport", "repeat", "warmup", "rounds", "seed"):
+    for name in ("transport", "repeat", "warmup", "rounds", "seed", "outcome_lanes"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     levels = _levels(args.concurrency)

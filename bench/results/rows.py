@@ -428,8 +428,9 @@ class ConfigRecord(BaseModel):
     ttft_latency: str = None
     ttft_repeat: int = Field(None, ge=0)
     ttft_warmup: int = Field(None, ge=0)
-    outcome_repeat: int = Field(None, ge=1)
-    fault_repeat: int | None = Field(None, ge=1)
+    fault_repeat: int = Field(None, ge=1)
+    fault_confirm: int = Field(None, ge=0)
+    outcome_lanes: int = Field(None, ge=1)
     load: bool = None
     load_engines: list[str] | None = None
     load_scenario: str = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,6 +24,7 @@ class RunStore:
     def __init__(self, directory: Path | str):
         self.directory = Path(directory)
         self._files: dict[str, IO[str]] = {}
+        self._lock = threading.Lock()  # the outcome phase's lanes append from threads
 
     # -- paths ---------------------------------------------------------------------------
 
@@ -79,15 +81,18 @@ class RunStore:
 
     def append(self, name: str, row: dict[str, Any]) -> None:
         """Append one row and flush it to the OS (survives our own crash)."""
-        handle = self._file(name)
-        handle.write(dumps_line(row))
-        handle.flush()
+        line = dumps_line(row)
+        with self._lock:
+            handle = self._file(name)
+            handle.write(line)
+            handle.flush()
 
     def sync(self) -> None:
         """fsync every open file (survives a machine crash); called after each batch."""
-        for handle in self._files.values():
-            handle.flush()
-            os.fsync(handle.fileno())
+        with self._lock:
+            for handle in self._files.values():
+                handle.flush()
+                os.fsync(handle.fileno())
 
     def close(self) -> None:
         for handle in self._files.values():

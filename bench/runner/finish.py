@@ -276,6 +276,8 @@ def finish_run(
         "load_skipped": load.skipped if load is not None else None,
         "load_engines_skipped": list(load.skipped_engines) if load is not None else [],
         "load_s": round(load.elapsed_s, 1) if load is not None else None,
+        # where this session's time went, phase by phase (a resume adds to the earlier one)
+        "phase_s": _added(meta.get("outcome", {}).get("phase_s"), outcome.phase_s),
     }
     store.write_meta(meta)
 
@@ -319,3 +321,11 @@ def finish_run(
         )
         return 1
     return 0
+
+
+def _added(before: object, now: dict[str, float]) -> dict[str, float]:
+    """Phase seconds of earlier sessions (a resumed run) plus this one's."""
+    total = dict(before) if isinstance(before, dict) else {}
+    for name, seconds in now.items():
+        total[name] = round(float(total.get(name, 0.0)) + seconds, 1)
+    return total

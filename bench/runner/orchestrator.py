@@ -1,7 +1,8 @@
 """The parent side of a run: the phases in order, each in its own module (``bench.runner.phases``).
 
-Import probes (``footprint``), the suite round by round (``suite``), TTFT (``ttft``),
-throughput (``throughput``), the LangChain version matrix (``versions``), then the open-loop
+Import probes (``footprint``), the happy paths round by round (``suite``), TTFT (``ttft``),
+throughput (``throughput``), the fault scenarios in concurrent lanes (``outcomes``), the
+LangChain version matrix (``versions``), then the open-loop
 load phase (``load``). Only this process writes the results files. Workers
 (``bench.runner.run_worker``) stream one JSON line per run; each becomes a row at once
 (flushed), so a crash of anything loses at most the run in flight. ``--resume`` retries
@@ -15,12 +16,14 @@ reason (``termination: env_unavailable``) and the rest of the run goes on.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.referee.server import start_server_process
 from bench.results.store import RunStore
-from bench.runner.phases import footprint, suite, throughput, ttft, versions
+from bench.runner.phases import footprint, outcomes, suite, throughput, ttft, versions
 from bench.runner.phases.context import Outcome, PhaseContext
 from bench.runner.phases.load.phase import LoadPhase
 from bench.runner.plan import RunConfig, pick_reference, ttft_scenario
@@ -69,30 +72,46 @@ class Orchestrator:
             ctx.outcome.messages += ctx.workers.build_environments()
             ctx.outcome.environments = ctx.workers.environments
             if config.footprint:
-                footprint.run(ctx)
-            suite.run(ctx)
+                self._timed("footprint", footprint.run)
+            self._timed("suite", suite.run)
             if config.ttft:
-                ttft.run(ctx)
+                self._timed("ttft", ttft.run)
             if config.throughput and config.concurrency:
-                throughput.run(ctx)
-            versions.run(ctx)
+                self._timed("throughput", throughput.run)
+            ctx.workers.close_all()
+            self._timed("outcomes", outcomes.run)
+            self._timed("versions", versions.run)
             if config.load:
                 ctx.workers.close_all()
-                ctx.outcome.load = LoadPhase(
-                    config,
-                    ctx.scenarios,
-                    ctx.store,
-                    ctx.progress,
-                    self.scenario_dir,
-                    python_of=ctx.workers.python_of,
-                    handler_args=ctx.workers.handler_args,
-                ).run()
+                self._timed("load", self._load)
         finally:
             ctx.workers.close_all()
             for server in self._servers.values():
                 server.stop()
             ctx.store.sync()
         return ctx.outcome
+
+    def _timed(self, name: str, phase: Callable[[PhaseContext], None]) -> None:
+        """Run one phase; its wall time goes to meta.json (``outcome.phase_s``)."""
+        started = time.monotonic()
+        try:
+            phase(self.ctx)
+        finally:
+            spent = time.monotonic() - started
+            phase_s = self.ctx.outcome.phase_s
+            phase_s[name] = round(phase_s.get(name, 0.0) + spent, 1)
+
+    def _load(self, ctx: PhaseContext) -> None:
+        config = self.config
+        ctx.outcome.load = LoadPhase(
+            config,
+            ctx.scenarios,
+            ctx.store,
+            ctx.progress,
+            self.scenario_dir,
+            python_of=ctx.workers.python_of,
+            handler_args=ctx.workers.handler_args,
+        ).run()
 
     def _profiles(self) -> list[str]:
         """The latency profiles the run's loopback mocks serve."""

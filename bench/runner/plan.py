@@ -75,14 +75,14 @@ class RunConfig:
     ttft: bool = True
     ttft_scenario: str = "streaming_long_answer"
     ttft_latency: str = "ttft"  # a LatencyProfile name (bench.referee.latency)
-    ttft_repeat: int = 10  # timed runs per engine
-    ttft_warmup: int = 2  # discarded runs before them
-    # outcome-only engines (the registry's reduced variants): fault scenarios, this many runs
-    outcome_repeat: int = 3
-    # fault scenarios are judged by their outcome; their timings measure timeouts and
-    # back-offs, not the framework: this many timed runs per engine (None: budgeted as the
-    # happy paths are)
-    fault_repeat: int | None = 3
+    ttft_repeat: int = 6  # timed runs per engine
+    ttft_warmup: int = 1  # discarded runs before them
+    # the outcome phase (bench.runner.phases.outcomes): fault scenarios are judged by their
+    # outcome, their timings measure timeouts and back-offs, not the framework; this many runs
+    # per cell, fault_confirm more when one misses its expectation, outcome_lanes engines at once
+    fault_repeat: int = 1
+    fault_confirm: int = 2
+    outcome_lanes: int = 6
     # the open-loop load phase (load.jsonl; bench.runner.phases.load.phase): Poisson arrivals at a
     # sweep of offered rates, one process and one per core, the mock on the load profile
     load: bool = True
@@ -293,13 +293,11 @@ def build_plan(
     reduced = set(outcome_only(config.engines))
     only = scenario_subsets(config.engines)
     per_round: dict[tuple[str, str], list[list[int]]] = {}
-    for name in config.scenarios:
+    timed = [name for name in config.scenarios if scenarios[name].is_performance]
+    for name in timed:
         for latency in config.latencies:
             est = estimate_run_s(scenarios[name], latency)
             n = repeats_for(est, config)
-            timed = scenarios[name].is_performance  # its runs feed the performance sections
-            if not timed and config.fault_repeat and config.repeat is None:
-                n = min(n, config.fault_repeat)
             plan.repeats[(name, latency)] = n
             base, extra = divmod(n, config.rounds)
             indices, start = [], 0
@@ -309,13 +307,15 @@ def build_plan(
                 start += count
             per_round[(name, latency)] = indices
     for r in range(config.rounds):
-        for s, name in enumerate(config.scenarios):
+        for s, name in enumerate(timed):
             for latency in config.latencies:
                 indices = per_round[(name, latency)][r]
                 if not indices:
                     continue
                 est = estimate_run_s(scenarios[name], latency)
                 for engine in rotate(config.engines, r + s):
+                    if engine in reduced:
+                        continue  # judged in the outcome phase only
                     if engine in only and name not in only[engine]:
                         continue
                     finished = done.get((engine, name, latency, r), set())
@@ -325,10 +325,6 @@ def build_plan(
                         # expected to end by the run deadline: each run takes all of it, so
                         # the budget allows it fewer runs than the cell's other engines
                         todo = tuple(i for i in todo if i < repeats_for(deadline, config))
-                    if engine in reduced:
-                        if not scenarios[name].is_fault:
-                            continue
-                        todo = tuple(i for i in todo if i < config.outcome_repeat)
                     if not todo:
                         continue
                     run_s = est if deadline is None else max(est, deadline)

@@ -9,6 +9,7 @@ error rows with the reason instead of trying again.
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ class WorkerPool:
         self._workers: dict[str, WorkerProcess] = {}
         self._spawn_failures: dict[tuple[str, int], str] = {}
         self._spawns = 0
+        self._lock = threading.Lock()  # the outcome phase's lanes start workers from threads
 
     # -- environments --------------------------------------------------------------------
 
@@ -97,8 +99,13 @@ class WorkerPool:
 
     # -- workers -------------------------------------------------------------------------
 
-    def worker_for(self, engine: str, round_no: int) -> WorkerProcess | None:
-        """This round's worker of ``engine``, started on first use (None: it cannot start)."""
+    def worker_for(
+        self, engine: str, round_no: int, *, footprint: bool = True
+    ) -> WorkerProcess | None:
+        """This round's worker of ``engine``, started on first use (None: it cannot start).
+
+        ``footprint=False``: a worker started beside others (the outcome phase's lanes) does
+        not record its import and cold first run as a footprint sample."""
         if (engine, round_no) in self._spawn_failures:
             return None
         worker = self._workers.get(engine)
@@ -106,7 +113,7 @@ class WorkerPool:
             worker.close()
             worker = None
         if worker is None:
-            worker = self._spawn(engine, round_no)
+            worker = self._spawn(engine, round_no, footprint=footprint)
             self.progress.advance(SPAWN_EST_S, 0)
             if worker is None:
                 return None
@@ -127,18 +134,26 @@ class WorkerPool:
         if worker is not None:
             worker.kill()
 
+    def close(self, engine: str) -> None:
+        """Let ``engine``'s worker exit (a lane is done with it)."""
+        worker = self._workers.pop(engine, None)
+        if worker is not None:
+            worker.close()
+
     def close_all(self) -> None:
         for worker in self._workers.values():
             worker.close()
         self._workers.clear()
 
-    def _spawn(self, engine: str, round_no: int) -> WorkerProcess | None:
+    def _spawn(self, engine: str, round_no: int, *, footprint: bool) -> WorkerProcess | None:
         skipped = self.env_failure(engine)
         if skipped is not None:
             self._spawn_failures[(engine, round_no)] = skipped
             return None
-        self._spawns += 1
-        log: Path = self.store.logs / f"{engine}.round{round_no}.{self._spawns}.log"
+        with self._lock:
+            self._spawns += 1
+            number = self._spawns
+        log: Path = self.store.logs / f"{engine}.round{round_no}.{number}.log"
         self.store.logs.mkdir(parents=True, exist_ok=True)
         worker = WorkerProcess(
             engine,
@@ -163,5 +178,6 @@ class WorkerPool:
             self.store.append(FOOTPRINT, {**ids, "status": "error", "error": reason})
             self.progress.message(f"worker for {engine} could not start: {reason.splitlines()[0]}")
             return None
-        self.store.append(FOOTPRINT, {**ids, "status": "ok", **message["footprint"]})
+        if footprint:
+            self.store.append(FOOTPRINT, {**ids, "status": "ok", **message["footprint"]})
         return worker

@@ -134,7 +134,7 @@ def spec(name, role, configuration, streams=False, stack=("s",), **kw) -> Engine
     )
 
 
-def test_the_default_load_engines_follow_the_registry_roles(monkeypatch):
+def test_the_default_load_engines_are_the_floor_and_the_headline_pairs(monkeypatch):
     specs = (
         spec("floor-a", "floor", "default"),
         spec("floor-b", "floor", "default"),
@@ -143,35 +143,32 @@ def test_the_default_load_engines_follow_the_registry_roles(monkeypatch):
         spec("ours-stream", "self-built", "production", streams=True),
         spec("fw1", "framework", "default", stack=("one",)),
         spec("fw1-tuned", "framework", "default", stack=("one",)),
+        spec("fw1-prod-stream", "framework", "production", streams=True, stack=("one",)),
         spec("fw1-prod", "framework", "production", stack=("one",)),
+        spec("fw1-prod-inline", "framework", "production", stack=("one",)),
         spec("fw1-reduced", "framework", "production", stack=("one",), outcome_only=True),
-        spec("fw2", "framework", "default", streams=True, stack=("two",)),
-        spec("fw2-text", "framework", "default", stack=("two",)),
+        spec("fw2", "framework", "default", stack=("two",)),
+        spec("fw2-prod", "framework", "production", stack=("two",)),
     )
     monkeypatch.setattr(registry, "SPECS", specs)
+    monkeypatch.setitem(registry.REPRESENTATIVE, "langchain", "fw1")
     every = (*(s.name for s in specs), "not-in-the-registry")
     assert loadplan.default_load_engines(every) == (
-        "floor-a", "ours-plain", "ours", "fw1", "fw1-prod", "fw2",
+        "floor-a", "ours-plain", "ours", "fw1", "fw1-prod",
     )  # fmt: skip
     # only among the run's engines, in the run's order
-    assert loadplan.default_load_engines(("fw2", "ours", "fw1-tuned")) == ("fw2", "ours")
+    assert loadplan.default_load_engines(("fw2", "ours", "fw1-tuned", "fw1")) == ("ours", "fw1")
 
 
 def test_the_default_load_engines_of_this_registry():
     picked = loadplan.default_load_engines(tuple(REGISTRY))
-    assert {"raw", "scheduler", "scheduler-plain", "lc-create-agent", "lc-agentexecutor"} <= set(
-        picked
+    assert picked == (
+        "raw",
+        "scheduler-plain",
+        "scheduler",
+        "lc-create-agent",
+        "lc-create-agent-prod",
     )
-    for name in picked:
-        s = REGISTRY[name]
-        assert not s.outcome_only
-        assert s.role != "self-built" or not s.streams
-    assert not {"openai-sdk", "scheduler-stream", "lc-react", "lc-agentexecutor-nostream"} & set(
-        picked
-    )
-    production = [s.name for s in registry.SPECS if s.role == "framework"
-                  and s.configuration == "production" and not s.outcome_only]  # fmt: skip
-    assert set(production) <= set(picked)
 
 
 def test_the_target_is_the_scripted_latency_of_the_scenario_under_the_profile():

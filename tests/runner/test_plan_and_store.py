@@ -161,25 +161,28 @@ def test_progress_lines_say_what_runs_and_what_is_left():
     assert lines[1].startswith("[suite]  25% round 1/2 · raw · single_tool: 3 runs left, ETA ")
 
 
-def test_outcome_only_engines_run_the_fault_scenarios_a_few_times(monkeypatch):
+def test_fault_scenarios_leave_the_suite_for_the_outcome_phase(monkeypatch):
     from dataclasses import replace
 
     from bench.engines import registry
+    from bench.runner.phases.outcomes import confirm_runs, first_runs, outcome_cells
     from bench.runner.plan import measured
 
     variant = replace(registry.REGISTRY["raw"], name="raw-reduced", outcome_only=True)
     monkeypatch.setitem(registry.REGISTRY, "raw-reduced", variant)
     builtin = load_scenarios()
-    names = ("customer_returns", "tool_flaky", "llm_rate_limit")
-    config = RunConfig(engines=("raw", "raw-reduced"), scenarios=names, repeat=10, rounds=5)
+    names = ("customer_returns", "tool_timeout", "tool_flaky")  # a happy path, two faults
+    config = RunConfig(engines=("raw", "raw-reduced"), scenarios=names, rounds=3)
     plan = build_plan(config, builtin)
-    reduced = [b for b in plan.batches if b.engine == "raw-reduced"]
-    assert {b.scenario for b in reduced} == {"tool_flaky", "llm_rate_limit"}  # faults only
-    for scenario in ("tool_flaky", "llm_rate_limit"):
-        repeats = sorted(i for b in reduced if b.scenario == scenario for i in b.repeats)
-        assert repeats == [0, 1, 2]  # config.outcome_repeat
-    full = [b for b in plan.batches if b.engine == "raw"]
-    assert sum(len(b.repeats) for b in full) == 10 * len(names)
+    # the suite times every happy path on the timed engines only, over every round
+    assert {(b.engine, b.scenario) for b in plan.batches} == {("raw", "customer_returns")}
+    assert {b.round for b in plan.batches} == {0, 1, 2}
+    # the outcome phase: every engine's fault scenarios, once each
+    cells = {(c.engine, c.scenario) for c in outcome_cells(config, builtin)}
+    assert cells == {(e, s) for e in config.engines for s in ("tool_timeout", "tool_flaky")}
+    assert (first_runs(config), confirm_runs(config)) == (1, 2)
+    repeated = replace(config, repeat=4)
+    assert (first_runs(repeated), confirm_runs(repeated)) == (4, 0)
     assert measured(config.engines) == ("raw",)  # no throughput / TTFT / footprint phases
 
 

@@ -26,6 +26,7 @@ class Outcome:
     crashed_ttft_runs: int = 0
     ttft_skipped: str | None = None  # why the TTFT phase did not run, when it was asked for
     load: Any = None  # the load phase's LoadOutcome, when it ran
+    phase_s: dict[str, float] = field(default_factory=dict)  # phase → wall seconds (this session)
     messages: list[str] = field(default_factory=list)
     # environment → what meta.json records of it (bench.envs.Environment.meta), or
     # {"status": "error", "error": reason} when it could not be built

@@ -1,4 +1,5 @@
-"""The suite: every engine × scenario, round by round, each run a runs.jsonl row at once.
+"""The suite: every timed engine × happy-path scenario, round by round, each run a runs.jsonl
+row at once (the fault scenarios are judged in ``bench.runner.phases.outcomes``).
 
 A worker that dies or stops answering is killed; the runs its batch still owed become error
 rows (``crashed: true``, with its stderr tail) and the run goes on with a fresh worker. A
@@ -64,12 +65,14 @@ def _ids(ctx: PhaseContext, batch: Batch, phase: str, index: int) -> dict[str, A
 
 def run_batch(
     ctx: PhaseContext, worker: WorkerProcess, batch: Batch, *, ttft: bool = False
-) -> None:
-    """One batch into runs.jsonl, or (``ttft``) a TTFT batch into ttft.jsonl."""
+) -> list[dict[str, Any]]:
+    """One batch into runs.jsonl, or (``ttft``) a TTFT batch into ttft.jsonl; the timed rows
+    the worker sent."""
     target = TTFT if ttft else RUNS
     outcome = ctx.outcome
     pending = list(batch.repeats)
     received = 0
+    timed: list[dict[str, Any]] = []
     command: dict[str, Any] = {
         "op": "batch",
         "scenario": batch.scenario,
@@ -90,9 +93,11 @@ def run_batch(
             if kind != "run":
                 continue
             phase, index = message["phase"], int(message["index"])
-            ctx.store.append(target, {**message["row"], **_ids(ctx, batch, phase, index)})
+            row = {**message["row"], **_ids(ctx, batch, phase, index)}
+            ctx.store.append(target, row)
             received += 1
             if phase == "timed":
+                timed.append(row)
                 if index in pending:
                     pending.remove(index)
                 if ttft:
@@ -115,6 +120,7 @@ def run_batch(
         ctx.progress.advance(left * batch.est_run_s, left)
     finally:
         ctx.store.sync()
+    return timed
 
 
 def unstarted_rows(ctx: PhaseContext, batch: Batch, round_no: int, *, ttft: bool = False) -> None:

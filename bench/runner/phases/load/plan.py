@@ -46,28 +46,30 @@ def default_processes(cores: int | None = None) -> tuple[int, ...]:
 
 
 def default_load_engines(engines: Sequence[str]) -> tuple[str, ...]:
-    """The engines the load phase measures by default, among ``engines`` (in their order).
+    """The engines the load phase measures by default, among ``engines`` (in their order):
+    the bare loop and the headline pairs (``--load-engines all``: every engine).
 
     From the registry, never an outcome-only variant: the first engine of the ``floor``
-    role (the raw loop); every non-streaming ``self-built`` engine (the plain and the
-    production scheduler); and, for each framework stack, its first ``default`` engine (what
-    its docs write: ``lc-create-agent``, ``lc-agentexecutor``) and every ``production`` one.
+    role (the raw loop, the host's own ceiling); every non-streaming ``self-built`` engine
+    (the plain and the production scheduler); and LangChain's representative
+    (``REPRESENTATIVE``: what its docs write, ``lc-create-agent``) with its first
+    non-streaming production variant (``lc-create-agent-prod``).
     """
-    from bench.engines.registry import SPECS
+    from bench.engines.registry import REPRESENTATIVE, SPECS
 
     specs = [s for s in SPECS if not s.outcome_only]
     picked: set[str] = set()
     floor = [s.name for s in specs if s.role == "floor"]
     picked.update(floor[:1])
     picked.update(s.name for s in specs if s.role == "self-built" and not s.streams)
-    stacks: dict[tuple[str, ...], list[Any]] = {}
-    for s in specs:
-        if s.role == "framework":
-            stacks.setdefault(s.stack, []).append(s)
-    for members in stacks.values():
-        defaults = [s.name for s in members if s.configuration == "default"]
-        picked.update(defaults[:1])
-        picked.update(s.name for s in members if s.configuration == "production")
+    lead = REPRESENTATIVE["langchain"]
+    picked.add(lead)
+    production = [
+        s.name
+        for s in specs
+        if s.name.startswith(lead) and s.configuration == "production" and not s.streams
+    ]
+    picked.update(production[:1])
     return tuple(e for e in engines if e in picked)
 
 
