@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, help="seed of the bootstrap confidence intervals")
     parser.add_argument("--no-throughput", action="store_true", help="skip the throughput phase")
+    parser.add_argument(
+        "--throughput-engines",
+        help="engines of the throughput phase: comma-separated names, or 'all' (default: the "
+        "bare loop and the headline pairs, as the load phase)",
+    )
     parser.add_argument("--no-footprint", action="store_true", help="skip the import probes")
     parser.add_argument(
         "--no-ttft",
@@ -248,6 +254,14 @@ def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) 
         values["concurrency"] = levels
     if args.no_throughput:
         values["throughput"] = False
+    if args.throughput_engines is not None:
+        from bench.runner.plan import every_phase
+
+        values["throughput_engines"] = (
+            every_phase(engines)
+            if args.throughput_engines.strip() == "all"
+            else _names(args.throughput_engines, known, "throughput-engines")
+        )
     if args.no_footprint:
         values["footprint"] = False
     if args.no_ttft:
@@ -298,6 +312,7 @@ _RESUME_FIELDS = {
     "seed": "seed",
     "quick": "quick",
     "no_throughput": "throughput",
+    "throughput_engines": "throughput_engines",
     "no_footprint": "footprint",
     "no_ttft": "ttft",
     "no_load": "load",
@@ -305,7 +320,6 @@ _RESUME_FIELDS = {
     "load_rates": "load_rates",
     "load_processes": "load_processes",
     "load_window": "load_window_s",
-    "load_budget": "load_budget_s",
 }
 
 
@@ -334,6 +348,8 @@ def _resume_config(args: argparse.Namespace, stored: Any, scenario_names: tuple[
     missing = [s for s in stored.scenarios if s not in scenario_names]
     if missing:
         raise UsageError(f"--resume: scenarios of the stored run are gone: {', '.join(missing)}")
+    if args.load_budget is not None:  # a time budget, not part of what is measured
+        stored = dataclasses.replace(stored, load_budget_s=args.load_budget)
     return stored
 
 

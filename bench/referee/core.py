@@ -76,18 +76,34 @@ class MockLLM:
             tuple[str, Protocol, int, int, tuple[bool, bool]], tuple[Completion, int]
         ] = LRU(CACHE_ENTRIES)
         self._results: LRU[str, dict[str, str]] = LRU(CACHE_ENTRIES)  # scenario -> tool -> result
+        # the referee's own time since the last reset: wall and this thread's CPU spent
+        # answering (an in-process run's worker subtracts it from the engine's overhead)
+        self.handler_ms = 0.0
+        self.handler_cpu_ms = 0.0
 
     def reset(self) -> None:
-        """Forget recorded requests and fault counters."""
+        """Forget recorded requests, fault counters and the handler time."""
         self.requests.clear()
         with self._fault_lock:
             self._fault_hits.clear()
+        self.handler_ms = self.handler_cpu_ms = 0.0
+
+    def _spent(self, started: float, cpu: float) -> None:
+        self.handler_ms += (time.perf_counter() - started) * 1000
+        self.handler_cpu_ms += (time.thread_time() - cpu) * 1000
 
     # -- the request path ---------------------------------------------------------------
 
     def handle(self, raw: bytes) -> MockReply:
         """Answer one ``POST /v1/chat/completions`` body; never raises (a failure of the mock
         itself is a 500 in OpenAI's error format)."""
+        started, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return self._handle(raw)
+        finally:
+            self._spent(started, cpu)
+
+    def _handle(self, raw: bytes) -> MockReply:
         try:
             return self._answer(raw)
         except Exception as exc:
@@ -106,7 +122,11 @@ class MockLLM:
     def handle_messages(self, raw: bytes) -> MockReply:
         """Answer one Anthropic ``POST /v1/messages`` body (``bench.referee.anthropic``);
         never raises."""
-        return anthropic.handle(self, raw)
+        started, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return anthropic.handle(self, raw)
+        finally:
+            self._spent(started, cpu)
 
     def _answer(self, raw: bytes) -> MockReply:
         try:

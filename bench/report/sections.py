@@ -192,18 +192,52 @@ def _cores_range(low: float, high: float) -> str:
     return f"{low:.2f}–{high:.2f}"
 
 
+def _pooled_ratio_text(facts: Facts, a: str, b: str) -> str:
+    """a ÷ b over the step pool: paired within rounds, with its per-scenario spread and the
+    scenarios it pools (the plain ratio of the two estimates when the pool lacks one)."""
+    pool = facts.step_pool
+    if pool is None or a not in pool.figures or b not in pool.figures:
+        return ratio_ci(ratio(facts.step_ms[a], facts.step_ms[b]))
+    r = pool.ratio(a, b)
+    spread = r.spread
+    text = f"{ratio_ci(r.estimate)}"
+    if math.isfinite(spread.low) and spread.lowest and spread.highest:
+        text += (
+            f" (per scenario {fmt.ratio(spread.low)} on {spread.lowest} to "
+            f"{fmt.ratio(spread.high)} on {spread.highest}; all {len(r.scenarios)} happy paths)"
+        )
+    return text
+
+
+SDK_ENGINE = "openai-sdk"  # the hand-written loop on the openai SDK that LangChain also uses
+
+
+def _sdk_share(facts: Facts, engine: str) -> str:
+    """LangChain's ratio to the openai SDK loop: how much of its cost is LangChain's own
+    (both send through the openai SDK); empty when either has no pooled figure."""
+    pool = facts.step_pool
+    if not is_langchain(engine) or pool is None:
+        return ""
+    if engine not in pool.figures or SDK_ENGINE not in pool.figures:
+        return ""
+    r = pool.ratio(engine, SDK_ENGINE)
+    return (
+        f" Against the plain loop on the openai SDK that LangChain itself sends through "
+        f"({SDK_ENGINE}): {ratio_ci(r.estimate)}, the part of the cost that is LangChain's own."
+    )
+
+
 def _headline_numbers(facts: Facts) -> list[Paragraph]:
     items: list[Paragraph] = []
     lc, sb = facts.langchain, facts.self_built
     for configuration in ("default", "production"):
         a, b = _side_engine(lc, configuration), _side_engine(sb, configuration)
         if a and b and known(facts.step_ms.get(a)) and known(facts.step_ms.get(b)):
-            r = ratio(facts.step_ms[a], facts.step_ms[b])
             items.append(
                 P(
                     Strong(f"Speed, {configuration} configurations. "),
                     f"{a} {ms_ci(facts.step_ms[a])} per LLM step, {b} {ms_ci(facts.step_ms[b])}: "
-                    f"{ratio_ci(r)}.",
+                    f"{_pooled_ratio_text(facts, a, b)}.{_sdk_share(facts, a)}",
                 )
             )
     spread = facts.step_spread.get(_side_engine(lc, "default") or "")

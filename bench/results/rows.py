@@ -58,7 +58,10 @@ class RunRow(Row):
     max_tool_ms: float | None = None  # the longest tool execution
     invalid_tool_args: int | None = None  # executions with arguments outside the schema
     wall_ms: float | None = None
-    cpu_ms: float | None = None
+    cpu_ms: float | None = None  # the engine's CPU: the process's less the in-process mock's
+    process_cpu_ms: float | None = None  # the worker process's CPU during the run
+    referee_ms: float | None = None  # the in-process mock answering (wall; None: loopback)
+    referee_cpu_ms: float | None = None
     outer_ms: float | None = None
     tool_ms: float | None = None
     mock_latency_ms: float | None = None
@@ -419,6 +422,7 @@ class ConfigRecord(BaseModel):
     concurrency: list[int] = None
     throughput: bool = None
     throughput_scenario: str | None = None
+    throughput_engines: list[str] | None = None
     throughput_profiles: list[ThroughputProfileRecord] = None
     footprint: bool = None
     footprint_processes: int = Field(None, ge=0)

@@ -16,6 +16,7 @@ from bench.results.summary import (
     write_csv,
 )
 from bench.runner.metadata import now_iso, yardstick_ms
+from bench.runner.phases.outcomes import runs_missing as outcome_runs_missing
 from bench.runner.plan import build_plan, build_ttft_plan
 
 
@@ -243,6 +244,7 @@ def finish_run(
     summary, footprint, throughput = tables.summary, tables.footprint, tables.throughput
     scenarios = load_scenarios(config.scenario_dir)
     left = build_plan(config, scenarios, finished_repeats(tables.folder.runs))
+    missing_runs = left.timed_runs + outcome_runs_missing(config, scenarios, tables.folder.runs)
     lost_levels = int(throughput["crashed"].sum()) if not throughput.empty else 0
     ttft_done = finished_ttft(
         tables.folder.ttft, config.ttft_scenario, config.ttft_latency, config.transport
@@ -250,9 +252,10 @@ def finish_run(
     ttft_left = sum(len(b.repeats) for b in build_ttft_plan(config, scenarios, ttft_done))
     lost_load = sum(1 for row in tables.folder.load if row.crashed)
     load = outcome.load
-    complete = left.timed_runs == 0 and lost_levels == 0 and ttft_left == 0 and lost_load == 0
-    if load is not None and load.skipped_engines:
-        complete = False
+    measured_all = missing_runs == 0 and lost_levels == 0 and ttft_left == 0 and lost_load == 0
+    # engines the load phase left out when its time budget ran out: reported, not a failure
+    skipped_engines = list(load.skipped_engines) if load is not None else []
+    complete = measured_all and not skipped_engines
     meta["ended_at"] = now_iso()
     # the machine's speed again at the end: a drift says the machine got busier (or quieter)
     meta.setdefault("machine", {})["yardstick_end_ms"] = yardstick_ms()
@@ -266,7 +269,7 @@ def finish_run(
         "crashed_runs": outcome.crashed_runs,
         "throughput_levels": outcome.throughput_levels,
         "crashed_levels": outcome.crashed_levels,
-        "runs_missing": left.timed_runs,
+        "runs_missing": missing_runs,
         "ttft_runs": outcome.ttft_runs,
         "crashed_ttft_runs": outcome.crashed_ttft_runs,
         "ttft_missing": ttft_left,
@@ -305,16 +308,17 @@ def finish_run(
     skipped = tables.folder.skipped_summary()
     if skipped:
         print(f"warning: {skipped}; left out of every table", flush=True)
-    if not complete:
-        skipped_engines = load.skipped_engines if load is not None else []
-        budget = (
-            f", {len(skipped_engines)} load engines left out by the time budget"
-            if skipped_engines
-            else ""
-        )
+    if skipped_engines:
         print(
-            f"incomplete: {left.timed_runs} runs, {ttft_left} TTFT runs, {lost_levels} "
-            f"throughput levels and {lost_load} load levels have no measurement{budget} "
+            f"note: the load phase's time budget ({config.load_budget_s:g} s) ran out before "
+            f"{', '.join(skipped_engines)}: left out of the capacity tables; "
+            f"`schedbench run --out {store.directory} --resume --load-budget N` measures them",
+            file=sys.stderr,
+        )
+    if not measured_all:
+        print(
+            f"incomplete: {missing_runs} runs, {ttft_left} TTFT runs, {lost_levels} "
+            f"throughput levels and {lost_load} load levels have no measurement "
             f"(worker crashes: see runs.jsonl, ttft.jsonl, load.jsonl and {store.logs}); "
             f"`schedbench run --out {store.directory} --resume` retries them",
             file=sys.stderr,

@@ -57,12 +57,13 @@ class RunConfig:
     rounds: int = 3
     seed: int = 0
     quick: bool = False
-    cell_budget_s: float = 2.0  # timed seconds per cell the budgeted repeats aim at
+    cell_budget_s: float = 1.0  # timed seconds per cell the budgeted repeats aim at
     min_repeats: int = 5
-    max_repeats: int = 45
+    max_repeats: int = 24
     concurrency: tuple[int, ...] = (1, 10, 50)
     throughput: bool = True
     throughput_scenario: str | None = None  # None: the reference scenario (pick_reference)
+    throughput_engines: tuple[str, ...] | None = None  # None: the load phase's default set
     # closed loop, zero latency: the single-process CPU peak (the open-loop load phase
     # measures what the realistic profile sustains)
     throughput_profiles: tuple[ThroughputProfile, ...] = (
@@ -138,7 +139,7 @@ class RunConfig:
         for name in ("engines", "scenarios", "latencies", "concurrency", "load_rates"):
             if name in values:
                 values[name] = tuple(values[name])
-        for name in ("load_engines", "load_processes"):
+        for name in ("load_engines", "load_processes", "throughput_engines"):
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
         if "throughput_profiles" in values:
@@ -366,6 +367,16 @@ def every_phase(engines: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(e for e in measured(engines) if e not in limited)
 
 
+def throughput_engines(config: RunConfig) -> tuple[str, ...]:
+    """The engines of the closed-loop throughput phase: ``throughput_engines``, else the
+    bare loop and the headline pairs (the load phase's default set)."""
+    if config.throughput_engines is not None:
+        return tuple(config.throughput_engines)
+    from bench.runner.phases.load.plan import default_load_engines
+
+    return default_load_engines(every_phase(config.engines))
+
+
 def ttft_scenario(config: RunConfig, available: Mapping[str, Scenario]) -> str | None:
     """The TTFT phase's scenario, or None when the phase is off or the scenario is missing."""
     if not config.ttft or config.ttft_repeat < 1 or config.ttft_scenario not in available:
@@ -441,6 +452,7 @@ __all__ = [
     "repeats_for",
     "rotate",
     "scenario_subsets",
+    "throughput_engines",
     "ttft_run_s",
     "ttft_scenario",
     "warmup_for",

@@ -158,11 +158,22 @@ def _finite(value: float | None) -> float | None:
 
 
 def record_row(
-    record: RunRecord, scenario: Scenario, engine: str, outer_ms: float, collections: int
+    record: RunRecord,
+    scenario: Scenario,
+    engine: str,
+    outer_ms: float,
+    collections: int,
+    referee: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """The runs.jsonl fields measured by the worker (the parent adds the identifying ones)."""
+    """The runs.jsonl fields measured by the worker (the parent adds the identifying ones).
+
+    ``referee``: the in-process mock's (wall, CPU) ms spent answering this run's requests;
+    the overhead and the CPU are the engine's without it (``process_cpu_ms`` keeps the whole).
+    Over loopback the mock runs in its own process and is in neither (``None``)."""
     steps = record.llm_calls
-    overhead = record.overhead_ms
+    referee_ms, referee_cpu_ms = referee if referee is not None else (None, None)
+    overhead = record.overhead_ms - (referee_ms or 0.0)
+    cpu = record.cpu_ms - (referee_cpu_ms or 0.0)
     seen = observed(record, scenario)
     failures = misses(scenario.expect.for_engine(engine), seen)
     return {
@@ -178,7 +189,10 @@ def record_row(
         "max_tool_ms": seen["max_tool_ms"],
         "invalid_tool_args": seen["invalid_tool_args"],
         "wall_ms": record.wall_ms,
-        "cpu_ms": record.cpu_ms,
+        "cpu_ms": cpu,
+        "process_cpu_ms": record.cpu_ms,
+        "referee_ms": referee_ms,
+        "referee_cpu_ms": referee_cpu_ms,
         "outer_ms": outer_ms,
         "tool_ms": record.tool_ms,
         "mock_latency_ms": record.mock_latency_ms,
@@ -303,6 +317,13 @@ class Worker:
         elif any(turn.fault is not None for turn in scenario.script):
             _post_reset(self.base_urls[latency])
 
+    def referee_time(self, latency: str) -> tuple[float, float] | None:
+        """The in-process mock's (wall, CPU) ms since its last reset (None over loopback)."""
+        if self.transport != "inprocess":
+            return None
+        mock = self.mock(latency)
+        return mock.handler_ms, mock.handler_cpu_ms
+
     async def timed_run(self, prepared: Any) -> tuple[RunRecord, float, int]:
         collections = gc_collections()
         start = time.perf_counter()
@@ -359,7 +380,14 @@ class Worker:
                 if _tool_ran_out_of_memory(record):
                     row = memory_error_row(self.memory_budget_mb, "a tool")
                 else:
-                    row = record_row(record, scenario, self.engine_name, outer_ms, collections)
+                    row = record_row(
+                        record,
+                        scenario,
+                        self.engine_name,
+                        outer_ms,
+                        collections,
+                        self.referee_time(latency),
+                    )
                     if stream_tokens:
                         row.update(ttft_fields(record, floor_ms))
             except MemoryError:

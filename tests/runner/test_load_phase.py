@@ -154,3 +154,26 @@ def test_bad_load_numbers_are_one_line_and_exit_2(option, value, message, tmp_pa
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"schedbench run: error: {message}")
     assert not out.exists()
+
+
+def test_a_spent_time_budget_leaves_engines_out_exits_0_and_resume_measures_them(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", "--quick", "--out", str(out), "--engines", "raw",
+            "--scenarios", "customer_returns", "--scenario-dir", str(SCENARIO_DIR),
+            "--no-throughput", "--no-footprint", "--no-ttft",
+            "--load-engines", "raw,fake-hog", "--load-budget", "1"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.cli", *args],
+        cwd=ROOT, env=schedbench_env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "time budget (1 s) ran out before" in done.stderr
+    assert "--resume --load-budget N" in done.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert "fake-hog" in meta["outcome"]["load_engines_skipped"]  # the mock probe alone takes 1 s
+    assert meta["complete"] is False
+    resume = ["run", "--out", str(out), "--resume", "--load-budget", "600"]
+    assert main([*resume, "--scenario-dir", str(SCENARIO_DIR)]) == 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["complete"] is True and meta["outcome"]["load_engines_skipped"] == []
+    assert {e for e, _ in levels_of(out)} == {"raw", "fake-hog"}

@@ -47,7 +47,7 @@ def _outcomes(rows: list[dict]) -> set[tuple]:
             r["expect_ok"],
             r["llm_calls"],
             r["tool_calls"],
-        )  # fmt: skip
+        )
         for r in rows
         if r["scenario"] in FAULTS
     }

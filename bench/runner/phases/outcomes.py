@@ -79,6 +79,18 @@ def confirm_runs(config: RunConfig) -> int:
     return 0 if config.repeat is not None else config.fault_confirm
 
 
+def runs_missing(config: RunConfig, scenarios: Mapping[str, Scenario], rows: list[Any]) -> int:
+    """Outcome cells' first runs that have no row (crashed rows count as missing, as the
+    suite's do): what ``--resume`` would run again."""
+    done = finished_repeats([r for r in rows if r.round == OUTCOME_ROUND])
+    first = first_runs(config)
+    missing = 0
+    for cell in outcome_cells(config, scenarios):
+        finished = done.get((cell.engine, cell.scenario, cell.latency, OUTCOME_ROUND), set())
+        missing += sum(1 for i in range(first) if i not in finished)
+    return missing
+
+
 class _LaneProgress:
     """The run's progress display shared by the lanes: every call under one lock, and each
     lane's estimated seconds counted as 1/lanes of the phase's wall time."""

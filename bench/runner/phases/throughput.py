@@ -1,5 +1,7 @@
 """Throughput: closed-loop concurrency levels of the reference scenario, one throughput.jsonl
-row per engine × latency profile × level (a lost worker costs its level: ``crashed: true``)."""
+row per engine × latency profile × level (a lost worker costs its level: ``crashed: true``).
+By default on the bare loop and the headline pairs (``throughput_engines``); every engine
+with ``--throughput-engines all``."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from bench.errors import WorkerError
 from bench.results.files import THROUGHPUT, THROUGHPUT_KEY
 from bench.results.rows import key_of, latest
 from bench.runner.phases.context import PhaseContext
-from bench.runner.plan import ceil_div, estimate_run_s, every_phase, rotate
+from bench.runner.plan import ceil_div, estimate_run_s, rotate, throughput_engines
 from bench.runner.process import TAIL_CHARS
 
 
@@ -24,7 +26,7 @@ def run(ctx: PhaseContext) -> None:
     for profile in config.throughput_profiles:
         run_s = estimate_run_s(ctx.scenarios[scenario], profile.latency)
         for i, level in enumerate(config.concurrency):
-            for engine in rotate(every_phase(config.engines), i):
+            for engine in rotate(throughput_engines(config), i):
                 key = (engine, scenario, profile.latency, config.transport, level)
                 if key in done:
                     continue

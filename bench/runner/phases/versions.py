@@ -4,12 +4,15 @@ and the table (``bench.results.versions``) is written to versions.json."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
 from bench.engines.registry import REGISTRY
 from bench.results.files import VERSIONS
 from bench.results.folder import load_run_folder
 from bench.results.rows import VersionProbe
 from bench.results.versions import version_rows, write_versions
 from bench.runner.phases.context import PhaseContext
+from bench.runner.phases.load.plan import machine_cores
 from bench.runner.phases.version_probe import probe
 
 PROBE_EST_S = 8.0  # one line's probe (two fresh interpreters), for the ETA
@@ -21,19 +24,24 @@ def run(ctx: PhaseContext) -> None:
     if not specs:
         return
     ctx.progress.phase("versions", PROBE_EST_S * len(specs), len(specs), "probes")
+    ctx.progress.describe("does older code run on each LangChain line?")
     probes: dict[str, VersionProbe | str] = {}
-    for spec in specs:
-        ctx.progress.describe(f"does older code run on LangChain {spec.version_line}?")
-        skipped = ctx.workers.env_failure(spec.name)
+
+    def probe_line(name: str, environment: str) -> VersionProbe | str:
+        skipped = ctx.workers.env_failure(name)
         if skipped is not None:
-            probes[spec.name] = skipped
-        else:
-            try:
-                found = probe(spec.name, ctx.workers.pythons[spec.environment])
-                probes[spec.name] = VersionProbe.model_validate(found)
-            except Exception as exc:  # a probe that breaks loses its row, not the run
-                probes[spec.name] = f"probe failed: {type(exc).__name__}: {exc}"
-        ctx.progress.advance(PROBE_EST_S)
+            return skipped
+        try:
+            return VersionProbe.model_validate(probe(name, ctx.workers.pythons[environment]))
+        except Exception as exc:  # a probe that breaks loses its row, not the run
+            return f"probe failed: {type(exc).__name__}: {exc}"
+
+    # each probe is a few fresh interpreters importing LangChain (CPU-bound): one per core
+    with ThreadPoolExecutor(max_workers=max(1, machine_cores())) as pool:
+        futures = {pool.submit(probe_line, s.name, s.environment): s.name for s in specs}
+        for future in as_completed(futures):
+            probes[futures[future]] = future.result()
+            ctx.progress.advance(PROBE_EST_S)
     ctx.store.sync()
     folder = load_run_folder(ctx.store.directory, require_runs=False)
     rows = version_rows(specs, probes, folder.timed_runs, folder.footprint)
