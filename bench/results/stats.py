@@ -332,6 +332,12 @@ def ratio_of_estimates(a: Estimate, b: Estimate) -> Estimate:
     return _estimate(point, drawn, a.confidence)
 
 
+def difference_of_estimates(a: Estimate, b: Estimate) -> Estimate:
+    """``a − b`` of two estimates of independent samples, resample by resample."""
+    drawn = np.asarray(a.resamples, dtype=float) - np.asarray(b.resamples, dtype=float)
+    return _estimate(a.point - b.point, np.where(np.isfinite(drawn), drawn, math.nan), a.confidence)
+
+
 def scaled(estimate: Estimate, factor: float) -> Estimate:
     """The estimate times a known constant (a unit change, runs/s × CPU per run)."""
     return _estimate(
