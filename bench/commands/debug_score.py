@@ -24,7 +24,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenarios", help="comma-separated scenario names, or all")
     parser.add_argument("--scenario-dir", help="directory of scenario YAML files")
     parser.add_argument(
-        "--cost-runs", type=int, default=5, help="runs each way to measure a mode's cost"
+        "--cost-runs",
+        type=int,
+        default=5,
+        help="runs each way to measure a mode's cost (0: not measured)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=4,
+        help="engines captured in this many child processes at once (most of a capture waits "
+        "on a scripted timeout; each mode's cost is measured first, one at a time; default 4)",
     )
     parser.add_argument(
         "--outputs",
@@ -58,17 +68,14 @@ def _names(value: str | None, valid: list[str], what: str) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.debuggability.results import (
-        markdown_table,
-        read_rows,
-        score_run_dir,
-        write_debuggability,
-    )
+    from bench.debuggability.csvrows import read_rows
+    from bench.debuggability.results import markdown_table, score_run_dir, write_debuggability
     from bench.engines import ENGINE_NAMES
     from bench.engines.kit.tools import allow_handlers
     from scenarios import ScenarioError, load_scenarios
 
-    check_range("--cost-runs", args.cost_runs, 1, 1000)
+    check_range("--cost-runs", args.cost_runs, 0, 1000)
+    check_range("--jobs", args.jobs, 1, 64)
     handlers = handler_options.policy(args)
     try:
         library = load_scenarios(args.scenario_dir)
@@ -81,7 +88,13 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     writable_dir(out, "--out")
     if engines is None and scenarios is None and (out / "meta.json").is_file():
-        path = score_run_dir(out, cost_runs=args.cost_runs, outputs=args.outputs)
+        path = score_run_dir(
+            out,
+            cost_runs=args.cost_runs,
+            outputs=args.outputs,
+            jobs=args.jobs,
+            extra_args=handlers.worker_args(),
+        )
     else:
         path = write_debuggability(
             out,
@@ -90,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
             args.scenario_dir,
             cost_runs=args.cost_runs,
             outputs=args.outputs,
+            jobs=args.jobs,
+            extra_args=handlers.worker_args(),
         )
     print(f"wrote {path}")
     table = [s for s in args.table.split(",") if s]

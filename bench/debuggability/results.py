@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.debuggability.capture import Capture, ModeCost, acapture, amode_cost, run_sync
+from bench.debuggability.csvrows import OUTPUTS_DIR, cost_fields
 from bench.debuggability.modes import MODES, modes_for
 from bench.debuggability.render import excerpt
 from bench.debuggability.score import Score, score_output
@@ -29,7 +30,6 @@ from bench.results.folder import read_meta
 from scenarios import Scenario, load_scenarios
 
 CSV_NAME = DEBUG_CSV
-OUTPUTS_DIR = "debug"
 EXHIBITS = ("customer_returns", "tool_flaky")
 COST_RUNS = 5
 OUTPUTS = ("all", "failures")  # which outputs are written: all, or exhibits + failure runs
@@ -116,11 +116,7 @@ class Row:
             "loc_position": "" if loc is None else int(loc.position),
             "loc_how": "" if loc is None else "+".join(loc.how),
             "localised": "" if loc is None else int(loc.localised),
-            "mode_cost_ms": "" if cost is None else round(cost.cost_ms, 3),
-            "mode_off_ms": "" if cost is None else round(cost.off_ms, 3),
-            "mode_on_ms": "" if cost is None else round(cost.on_ms, 3),
-            "cost_scenario": "" if cost is None else cost.scenario,
-            "cost_runs": "" if cost is None else cost.runs,
+            **cost_fields(cost),
             "missed": s.missed_summary(),
             "output_path": self.output_path if self.written(outputs) else "",
         }
@@ -151,6 +147,13 @@ def _resolve_scenarios(
     return out
 
 
+def _cost_target(scenarios: Sequence[Scenario], name: str | None = None) -> Scenario | None:
+    """The scenario each mode's cost is measured on: ``name``, else the reference one."""
+    by_name = {s.name: s for s in scenarios}
+    target = by_name.get(name or str(reference_scenario()))
+    return target or (scenarios[0] if scenarios else None)
+
+
 async def ascore_all(
     engines: Sequence[str],
     scenarios: Sequence[Scenario],
@@ -160,9 +163,7 @@ async def ascore_all(
 ) -> list[Row]:
     """Capture and score every engine x mode x scenario; one mode cost per engine x mode,
     measured on ``cost_scenario`` (default: the reference scenario)."""
-    by_name = {s.name: s for s in scenarios}
-    cost_target = by_name.get(cost_scenario or str(reference_scenario()))
-    cost_target = cost_target or (scenarios[0] if scenarios else None)
+    cost_target = _cost_target(scenarios, cost_scenario)
     rows: list[Row] = []
     for engine in engines:
         for mode in modes_for(engine):
@@ -175,13 +176,15 @@ async def ascore_all(
     return rows
 
 
-def write_rows(rows: Sequence[Row], path: Path, outputs: str = "all") -> Path:
+def write_rows(rows: Sequence[Row | dict[str, Any]], path: Path, outputs: str = "all") -> Path:
+    """debuggability.csv: captured rows, or rows already made CSV dicts (merged from the
+    child processes of ``bench.debuggability.parallel``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(COLUMNS), lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow(row.as_dict(outputs))
+            writer.writerow(row if isinstance(row, dict) else row.as_dict(outputs))
     return path
 
 
@@ -207,24 +210,50 @@ def write_debuggability(
     *,
     cost_runs: int = COST_RUNS,
     outputs: str = "all",
+    jobs: int = 1,
+    extra_args: Sequence[str] = (),
 ) -> Path:
     """Capture, score and write ``<run_dir>/debuggability.csv``; returns its path.
 
     Runs in this process (its own short captures on the in-process mock), so it can be
-    called after a benchmark run or on its own. Also writes the raw outputs under
-    ``<run_dir>/debug/`` (``outputs``: see ``write_outputs``).
+    called after a benchmark run or on its own; with ``jobs`` > 1 the captures run in that
+    many child processes (``bench.debuggability.parallel``; ``extra_args``: their handler
+    options). Also writes the raw outputs under ``<run_dir>/debug/`` (``outputs``: see
+    ``write_outputs``).
     """
     if outputs not in OUTPUTS:
         raise ValueError(f"unknown outputs {outputs!r}; valid: {', '.join(OUTPUTS)}")
     run_dir = Path(run_dir)
     resolved = _resolve_scenarios(scenarios, scenario_dir)
+    if jobs > 1 and len(engines) > 1:
+        from bench.debuggability.parallel import score_in_parallel
+
+        merged = score_in_parallel(
+            run_dir,
+            list(engines),
+            resolved,
+            scenario_dir,
+            cost_target=_cost_target(resolved),
+            cost_runs=cost_runs,
+            outputs=outputs,
+            jobs=jobs,
+            extra_args=extra_args,
+        )
+        return write_rows(merged, run_dir / CSV_NAME, outputs)
     rows = run_sync(ascore_all(list(engines), resolved, cost_runs=cost_runs))
     path = write_rows(rows, run_dir / CSV_NAME, outputs)
     write_outputs(rows, run_dir, outputs)
     return path
 
 
-def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS, outputs: str = "all") -> Path:
+def score_run_dir(
+    run_dir: Path | str,
+    *,
+    cost_runs: int = COST_RUNS,
+    outputs: str = "all",
+    jobs: int = 1,
+    extra_args: Sequence[str] = (),
+) -> Path:
     """``write_debuggability`` for an existing run folder, with the run's engines/scenarios.
 
     Reads ``meta.json`` (its ``config``: ``engines``, ``scenarios``, ``scenario_dir``) when
@@ -249,12 +278,9 @@ def score_run_dir(run_dir: Path | str, *, cost_runs: int = COST_RUNS, outputs: s
         config.get("scenario_dir"),
         cost_runs=cost_runs,
         outputs=outputs,
+        jobs=jobs,
+        extra_args=extra_args,
     )
-
-
-def read_rows(path: Path | str) -> list[dict[str, str]]:
-    with Path(path).open(encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
 
 
 def markdown_table(rows: Iterable[dict[str, Any]], scenarios: Sequence[str]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.cli import main
-from bench.debuggability.results import read_rows
+from bench.debuggability.csvrows import read_rows
 from bench.engines import ENGINE_NAMES
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bench.debuggability.results import COLUMNS, markdown_table, read_rows, write_debuggability
+from bench.debuggability.csvrows import read_rows
+from bench.debuggability.results import COLUMNS, markdown_table, write_debuggability
 
 
 def test_write_debuggability(tmp_path) -> None:

@@ -1,0 +1,37 @@
+"""debug-score in child processes (bench.debuggability.parallel): the same table as in one."""
+
+from __future__ import annotations
+
+from bench.debuggability.csvrows import read_rows
+from bench.debuggability.parallel import groups_of
+from bench.debuggability.results import write_debuggability
+
+ENGINES = ["raw", "scheduler", "lc-create-agent"]
+SCENARIOS = ["customer_returns", "tool_flaky"]
+# measured, or holding measured times and random run ids (they differ between any two runs)
+VARYING = {"run_ms", "mode_cost_ms", "mode_off_ms", "mode_on_ms", "bytes", "bytes_per_fact",
+           "excerpt", "excerpt_line"}  # fmt: skip
+
+
+def test_engines_are_split_by_their_debug_modes_in_their_order() -> None:
+    groups = groups_of(ENGINES, 2)
+    assert sorted(e for g in groups for e in g) == sorted(ENGINES)
+    assert groups_of(ENGINES, 1) == [ENGINES]
+    assert ["lc-create-agent"] in groups  # the heaviest (most modes) alone
+    assert len(groups_of(ENGINES, 10)) == len(ENGINES)
+
+
+def test_child_processes_give_the_table_one_process_gives(tmp_path) -> None:
+    one = read_rows(write_debuggability(tmp_path / "one", ENGINES, SCENARIOS, cost_runs=1))
+    two = read_rows(write_debuggability(tmp_path / "two", ENGINES, SCENARIOS, cost_runs=1, jobs=2))
+
+    def scores(rows):
+        return [{k: v for k, v in r.items() if k not in VARYING} for r in rows]
+
+    assert scores(two) == scores(one)
+    assert all(r["mode_cost_ms"] != "" and r["cost_runs"] == "1" for r in two)
+    written = sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*.txt"))
+    assert written == sorted(
+        p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*.txt")
+    )
+    assert not list((tmp_path / "two").glob(".debug-score-*"))  # the scratch folder is gone
