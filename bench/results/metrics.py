@@ -727,7 +727,9 @@ def load_level(row: Any, *, seed: int = stats.DEFAULT_SEED) -> LoadLevel:
     achieved = (row.completions or 0) / interval if complete else math.nan
     offered = scheduled / window if window > 0 else math.nan
     target = _float(row.target_ms)
-    cores_used = (row.cpu_s or 0.0) / interval if interval > 0 else math.nan
+    cores_used = stats.number(row.cores_used)
+    if cores_used is None:  # a row of an older run: summed CPU over the shortest interval
+        cores_used = (row.cpu_s or 0.0) / interval if interval > 0 else math.nan
     why: list[str] = []
     if row.stopped:
         why.append(f"stopped early: {row.stopped}")

@@ -152,6 +152,7 @@ class LoadRow(Row):
     interval_s: float | None = None  # the throughput interval (window shifted by scripted_ms)
     completions: int | None = None  # ok completions of any run inside the interval
     cpu_s: float | None = None  # engine processes' CPU inside the interval, summed
+    cores_used: float | None = None  # each process's CPU ÷ its own interval, summed
     cpu_slices: tuple[tuple[float, int], ...] = ()  # (CPU s, ok completions) per slice
     peak_rss_mb: float | None = None  # the largest engine process's peak RSS in the level
     mock_cpu_per_s: float | None = None  # busiest mock process: CPU s per wall s
