@@ -131,6 +131,16 @@ CALLBACK_RUNNABLE_GROUPS: tuple[str, ...] = (
     "langchain_core.runnables",
     "langsmith",
 )
+# the same claim on inclusive time: a sample counts when one of these is anywhere on its
+# stack (what they call is their cost too), or when its own frame is a runnable's
+# (``RUNNABLE_GROUP``: every LangChain sample has a runnable somewhere on its stack, so
+# runnables count by their own time only)
+CALLBACK_STACK_GROUPS: tuple[str, ...] = (
+    "langchain_core.callbacks",
+    "langchain_core.tracers",
+    "langsmith",
+)
+RUNNABLE_GROUP = "langchain_core.runnables"
 
 # the over-abstraction claim: each family's own code (its engine glue, the provider SDK it
 # wraps, httpx, pydantic and the standard library are left out: a hand-written loop pays them too)

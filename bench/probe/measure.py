@@ -229,6 +229,7 @@ async def probe_scenario(
     row["samples"] = sampler.samples
     row["samples_by_group"] = dict(sampler.groups)
     row["leaf_samples_by_group"] = dict(sampler.leaf)
+    row["stack_samples"] = [[g, list(on), n] for (g, on), n in sorted(sampler.stacks.items())]
     row["samples_in_mock"] = sampler.in_mock
     row["thread_samples"] = sampler.thread_samples
     row["idle_samples"] = sampler.idle_samples

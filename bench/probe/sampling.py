@@ -25,6 +25,8 @@ by its innermost frame (``thread_samples``: LangChain runs its sync parts throug
 ``run_in_executor``); else ``asyncio`` (``idle_samples``: at zero latency in-process, the
 hand-off of a job's result from a pool thread back to the loop).
 
+``stacks`` counts the same samples by their group and the watched groups
+(``CALLBACK_STACK_GROUPS``) found anywhere on their stack: inclusive time, for claim 2.
 ``leaf`` counts the same samples by the innermost frame alone (no harness rule): the rule
 cProfile's ``tottime`` follows, for comparing the two (docs/measurement.md, the distortion).
 Sampling is statistical: a share of ``p`` from ``n`` samples has a standard error of
@@ -42,8 +44,9 @@ from collections import Counter
 from types import CodeType, FrameType
 from typing import Any
 
+from bench.engines.packages import CALLBACK_STACK_GROUPS
 from bench.probe.counting import PROBE, frame_group
-from bench.probe.groups import HARNESS
+from bench.probe.groups import HARNESS, group_of
 
 
 def standard_error(share: float, samples: int) -> float:
@@ -83,6 +86,9 @@ class Sampler:
         self.mock_code = mock_code  # samples inside it are counted apart (a cross-check)
         self.groups: Counter[str] = Counter()
         self.leaf: Counter[str] = Counter()
+        # (charged group, the watched groups anywhere on the stack) -> samples: inclusive time
+        self.watched = frozenset(CALLBACK_STACK_GROUPS)
+        self.stacks: Counter[tuple[str, tuple[str, ...]]] = Counter()
         self.in_mock = 0
         self.thread_samples = 0
         self.idle_samples = 0
@@ -107,6 +113,7 @@ class Sampler:
                 self.idle_samples += 1
                 self.groups["asyncio"] += 1
                 self.leaf["asyncio"] += 1
+                self.stacks[("asyncio", ())] += 1
                 return
             self.thread_samples += 1
             frame = busy
@@ -114,6 +121,7 @@ class Sampler:
         if leaf == PROBE:
             return
         group = leaf
+        on_stack: set[str] = set()
         f: FrameType | None = frame
         while f is not None:
             code = f.f_code
@@ -121,10 +129,15 @@ class Sampler:
                 self.in_mock += 1
             if code in self.roots:
                 group = HARNESS
+                on_stack.clear()  # the harness's time is nobody's overhead
                 break
+            seen = group_of(f.f_globals.get("__name__"))
+            if seen in self.watched:
+                on_stack.add(seen)
             f = f.f_back
         self.groups[group] += 1
         self.leaf[leaf] += 1
+        self.stacks[(group, tuple(sorted(on_stack)))] += 1
 
     def _awaited_in_harness(self) -> bool:
         """Some task is suspended inside a harness root (a tool sleeping its scripted latency)."""

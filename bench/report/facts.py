@@ -360,9 +360,14 @@ def _framework_calls(data: RunData) -> tuple[dict[str, Estimate], dict[str, floa
 
 def _callback_shares(data: RunData) -> dict[str, Estimate]:
     """Per engine: the share of a run's sampled time in callbacks, tracers and runnables
-    (the profiling probe), with its sampling error as a normal parametric bootstrap."""
+    (the profiling probe; inclusive: ``metrics.inclusive_callback_share``), with its
+    sampling error as a normal parametric bootstrap."""
     from bench.engines.packages import CALLBACK_RUNNABLE_GROUPS
-    from bench.results.metrics import profile_shares, share_standard_error
+    from bench.results.metrics import (
+        inclusive_callback_share,
+        profile_shares,
+        share_standard_error,
+    )
 
     rows = [r for r in data.profile if getattr(r, "status", None) == "ok"]
     out = {}
@@ -371,8 +376,12 @@ def _callback_shares(data: RunData) -> dict[str, Estimate]:
         shares = profile_shares(mine)
         if not shares:
             continue
-        point = sum(shares.get(g, 0.0) for g in CALLBACK_RUNNABLE_GROUPS)
-        se = share_standard_error(mine, CALLBACK_RUNNABLE_GROUPS)
+        inclusive = inclusive_callback_share(mine)
+        if inclusive is not None:
+            point, se = inclusive
+        else:  # a probe that recorded no stacks: self time
+            point = sum(shares.get(g, 0.0) for g in CALLBACK_RUNNABLE_GROUPS)
+            se = share_standard_error(mine, CALLBACK_RUNNABLE_GROUPS)
         rng = np.random.default_rng(_seed(data, engine, "callback_share"))
         drawn = point + rng.normal(0.0, se if math.isfinite(se) else 0.0, RESAMPLES)
         low, high = stats.interval(drawn)

@@ -275,8 +275,10 @@ def claim_overhead(f: Facts) -> Claim:
 def claim_callbacks(f: Facts) -> Claim:
     text = "Long callback chains: each step passes through layers of handlers."
     rule = (
-        "the share of a LangChain step's time spent in callback managers and runnable "
-        "plumbing (the profiling probe, grouped by package). supported: ≥ "
+        "the share of a LangChain step's time spent in callback managers, tracers and "
+        "runnable plumbing (the profiling probe's samples: inclusive — a callback manager, "
+        "tracer or langsmith wrapper anywhere on the stack — plus the runnables' own frames; "
+        "self time only for probes that recorded no stacks). supported: ≥ "
         f"{fmt.pct(T.CALLBACK_SHARE_SUPPORTED, decimals=0)}; refuted: < "
         f"{fmt.pct(T.CALLBACK_SHARE_REFUTED, decimals=0)}; otherwise partly"
     )

@@ -505,6 +505,28 @@ def share_standard_error(rows: Sequence[ProfileRow], group: str | Sequence[str])
     return math.sqrt(sum(errors)) / len(errors) if errors else math.nan
 
 
+def inclusive_callback_share(rows: Sequence[ProfileRow]) -> tuple[float, float] | None:
+    """Claim 2 on inclusive time: the share of samples with a callback manager, tracer or
+    langsmith wrapper anywhere on the stack, or a runnable's own frame charged
+    (``CALLBACK_STACK_GROUPS``, ``RUNNABLE_GROUP``); the mean over scenarios and its
+    binomial error, as ``profile_shares``. None without stack samples (older probes)."""
+    from bench.engines.packages import RUNNABLE_GROUP
+
+    shares, errors = [], []
+    for row in share_rows(rows):
+        stacks = row.stack_samples
+        n = sum(count for _, _, count in stacks)
+        if not stacks or n <= 0:
+            continue
+        hit = sum(count for group, on, count in stacks if on or group == RUNNABLE_GROUP)
+        p = hit / n
+        shares.append(p)
+        errors.append(p * (1 - p) / n)
+    if not shares:
+        return None
+    return sum(shares) / len(shares), math.sqrt(sum(errors)) / len(errors)
+
+
 def _per_step(row: ProfileRow, field: str) -> float | None:
     return per_step(_median_of(getattr(row, field)), row.llm_calls)
 

@@ -265,6 +265,8 @@ class ProfileRow(Row):
     samples: int | None = None
     samples_by_group: dict[str, int] = Field(default_factory=dict)
     leaf_samples_by_group: dict[str, int] = Field(default_factory=dict)
+    # [charged group, [watched groups on the stack], samples] (bench.probe.sampling.stacks)
+    stack_samples: tuple[tuple[str, tuple[str, ...], int], ...] = ()
     samples_in_mock: int | None = None
     thread_samples: int | None = None
     idle_samples: int | None = None
