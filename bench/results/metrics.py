@@ -25,6 +25,7 @@ attribute, ``None`` or NaN is "not measured". Statistics come from ``bench.resul
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -829,17 +830,31 @@ class Capacity:
     cpu_ms_per_run: stats.Estimate | None  # engine CPU per run measured at ``rate``
     mock_busy: bool  # the mock was near its ceiling at ``rate`` or at ``above``
     contended: bool  # other processes loaded the machine at ``rate`` or at ``above``
+    # every sustained rate (up to ``rate``) -> the CPU per run measured there: CPU per run
+    # grows with the rate, so two engines compare at a rate both sustained
+    cpu_ms_by_rate: dict[float, stats.Estimate] = dataclasses.field(default_factory=dict)
 
     @property
     def censored(self) -> bool:
         """Sustained the highest rate tried: the capacity is at least ``rate``."""
         return self.rate is not None and self.above is None
 
-    def cores_for(self, runs_per_s: float = CAPACITY_RATE) -> stats.Estimate | None:
-        """Cores busy at ``runs_per_s``: the CPU per run measured at capacity × the rate."""
-        if self.cpu_ms_per_run is None:
+    def cores_for(
+        self, runs_per_s: float = CAPACITY_RATE, *, measured_at: float | None = None
+    ) -> stats.Estimate | None:
+        """Cores busy at ``runs_per_s``: the CPU per run measured at capacity (or at the
+        sustained rate ``measured_at``) × the rate."""
+        cpu = self.cpu_ms_per_run if measured_at is None else self.cpu_ms_by_rate.get(measured_at)
+        if cpu is None:
             return None
-        return stats.scaled(self.cpu_ms_per_run, runs_per_s / 1000)
+        return stats.scaled(cpu, runs_per_s / 1000)
+
+
+def common_rate(*sweeps: Capacity) -> float | None:
+    """The highest rate every sweep sustained (None: there is none): where their CPU per
+    run compares like for like."""
+    shared = set.intersection(*(set(c.cpu_ms_by_rate) for c in sweeps)) if sweeps else set()
+    return max(shared) if shared else None
 
 
 def capacity(levels: Sequence[LoadLevel]) -> Capacity:
@@ -870,6 +885,7 @@ def capacity(levels: Sequence[LoadLevel]) -> Capacity:
         cpu_ms_per_run=best.cpu_ms_per_run if best is not None else None,
         mock_busy=any(v.mock_busy for v in (best, above) if v is not None),
         contended=any(v.contended for v in (best, above) if v is not None),
+        cpu_ms_by_rate={v.rate: v.cpu_ms_per_run for v in passed},
     )
 
 

@@ -122,6 +122,16 @@ def test_capacity_is_the_highest_rate_sustained_below_the_first_failure():
     assert cores.point == pytest.approx(0.4)
     assert cores.low == pytest.approx(cap.cpu_ms_per_run.low / 10)
     assert metrics.saturation_rate(levels) == 200.0
+    # CPU per run at each sustained rate, so that two sweeps compare at a rate both held
+    assert set(cap.cpu_ms_by_rate) == {50.0, 100.0}
+    at_50 = cap.cores_for(100.0, measured_at=50.0)
+    assert at_50.point == pytest.approx(levels[0].cpu_ms_per_run.point / 10)
+    slower = metrics.capacity(
+        levels[:1] + [metrics.load_level(level_row(rate=100.0, latencies=[3000.0] * 50))]
+    )
+    assert metrics.common_rate(cap, slower) == 50.0
+    assert metrics.common_rate(cap) == 100.0
+    assert cap.cores_for(measured_at=25.0) is None
 
 
 def test_capacity_at_the_top_of_the_grid_is_a_lower_bound_and_none_is_below_all():
