@@ -98,6 +98,7 @@ def executive_summary(
         P(Strong("The article's claims. "), f"Of {len(ledger)} claims judged here: {verdicts}.")
     )
     blocks.append(Bullets(tuple(items)))
+    blocks.extend(P(Strong("Pooled figures. "), note) for note in facts.notes)
     blocks.append(
         P(
             Strong("Not measured. "),
@@ -637,6 +638,29 @@ def tokens(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
     return Section("Tokens", "tokens", tuple(blocks))
 
 
+def _ownership_text(code_size: pd.DataFrame) -> str:
+    """The code a team maintains with each choice, from the ownership rows of meta.json
+    (``bench.engines.codesize``): the self-built loop's whole package and its tests, each
+    framework production engine's custom code."""
+    from bench.engines.codesize import OWNERSHIP_PREFIX
+
+    rows = code_size[code_size["component"].astype(str).str.startswith(OWNERSHIP_PREFIX)]
+    if rows.empty:
+        return ""
+    parts = []
+    for component, g in rows.groupby("component", sort=False):
+        who = str(component).removeprefix(OWNERSHIP_PREFIX)
+        pieces = ", ".join(
+            f"{fmt.count(r['logical_lines'])} logical lines of {r['part']} ({r['path']})"
+            for _, r in g.iterrows()
+        )
+        parts.append(f"{who}: {pieces}")
+    return (
+        "The self-built loop is all production code its team maintains; a framework's "
+        "production configuration is the framework plus its custom code. " + "; ".join(parts) + "."
+    )
+
+
 def footprint(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> Section:
     blocks: list[Block] = [*_slot(charts, "footprint")]
     fp = data.footprint
@@ -658,6 +682,9 @@ def footprint(data: RunData, facts: Facts, charts: Mapping[str, ChartSlot]) -> S
             )
         )
     if data.code_size is not None:
+        owned = _ownership_text(data.code_size)
+        if owned:
+            blocks.append(P(Strong("What each choice makes you own. "), owned))
         blocks.append(
             Table(
                 ("code", "part", "path", "files", "statements", "logical lines"),
