@@ -41,7 +41,7 @@ def test_run_numbers_are_bounded_before_a_folder_is_made(tmp_path, option, value
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        (["debug-score", "--cost-runs", "1000000000"], "--cost-runs must be between 1 and 1,000"),
+        (["debug-score", "--cost-runs", "1000000000"], "--cost-runs must be between 0 and 1,000"),
         (
             ["trace", "single_tool", "--engine", "raw", "--width", "100000000"],
             "--width must be between 40 and 1,000",
