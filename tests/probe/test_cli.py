@@ -19,6 +19,9 @@ def test_probe_writes_a_row_per_engine_and_scenario(
     monkeypatch.setenv("SCHEDBENCH_EXTRA_ENGINES", DEEP)
     assert main(["probe", "--out", str(tmp_path), "--engines", "raw,deep-raw", "--quick"]) == 0
     rows = read_rows(tmp_path / "profile.jsonl").rows
+    # engines are probed one per core, so their rows interleave; each engine's keep their order
+    order = {"raw": 0, "deep-raw": 1}
+    rows = sorted(rows, key=lambda r: order[r.engine])
     assert [(r.engine, r.scenario, r.kind, r.status) for r in rows] == [
         (engine, scenario, kind, "ok")
         for engine in ("raw", "deep-raw")
