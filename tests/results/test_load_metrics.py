@@ -127,7 +127,7 @@ def test_capacity_is_the_highest_rate_sustained_below_the_first_failure():
     at_50 = cap.cores_for(100.0, measured_at=50.0)
     assert at_50.point == pytest.approx(levels[0].cpu_ms_per_run.point / 10)
     slower = metrics.capacity(
-        levels[:1] + [metrics.load_level(level_row(rate=100.0, latencies=[3000.0] * 50))]
+        [*levels[:1], metrics.load_level(level_row(rate=100.0, latencies=[3000.0] * 50))]
     )
     assert metrics.common_rate(cap, slower) == 50.0
     assert metrics.common_rate(cap) == 100.0
