@@ -39,7 +39,7 @@ def quick_run(tmp_path_factory):
     done = subprocess.run(
         [sys.executable, "-m", "bench.cli", "run", "--quick", "--out", str(out),
          "--engines", ",".join(ENGINES), "--scenario-dir", str(SCENARIO_DIR),
-         "--concurrency", "1,4", "--no-load"],
+         "--concurrency", "1,4", "--throughput-engines", ",".join(ENGINES), "--no-load"],
         cwd=ROOT, env=schedbench_env(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
