@@ -28,7 +28,9 @@ JOB_TIMEOUT_S = 1800.0
 
 def groups_of(engines: Sequence[str], jobs: int) -> list[list[str]]:
     """``engines`` split into at most ``jobs`` groups of about equal work (debug modes),
-    the heaviest engine first into the lightest group; each group in the engines' order."""
+    the heaviest engine first into the lightest group; each group in the engines' order.
+    An engine without a debug mode has nothing to capture and is in no group."""
+    engines = [e for e in engines if modes_for(e)]
     bins: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(engines))))]
     loads = [0] * len(bins)
     for engine in sorted(engines, key=lambda e: -len(modes_for(e))):
@@ -37,6 +39,25 @@ def groups_of(engines: Sequence[str], jobs: int) -> list[list[str]]:
         loads[lightest] += len(modes_for(engine))
     order = {e: i for i, e in enumerate(engines)}
     return [sorted(b, key=order.__getitem__) for b in bins if b]
+
+
+def child_command(
+    part: Path,
+    group: Sequence[str],
+    scenario_names: str,
+    outputs: str,
+    scenario_dir: Path | str | None,
+    extra_args: Sequence[str] = (),
+) -> list[str]:
+    """One group's ``debug-score`` child: its captures only, in one process (``--jobs 1``:
+    a child never splits its group again)."""
+    command = [sys.executable, "-m", "bench.cli", "debug-score", "--out", str(part)]
+    command += ["--engines", ",".join(group), "--scenarios", scenario_names]
+    command += ["--cost-runs", "0", "--jobs", "1", "--outputs", outputs, "--table", ""]
+    command += list(extra_args)
+    if scenario_dir is not None:
+        command += ["--scenario-dir", str(scenario_dir)]
+    return command
 
 
 async def _costs(
@@ -73,11 +94,7 @@ def score_in_parallel(
         parts = [Path(scratch) / f"part{i}" for i in range(len(groups))]
         children = []
         for group, part in zip(groups, parts, strict=True):
-            command = [sys.executable, "-m", "bench.cli", "debug-score", "--out", str(part)]
-            command += ["--engines", ",".join(group), "--scenarios", names, "--cost-runs", "0"]
-            command += ["--outputs", outputs, "--table", "", *extra_args]
-            if scenario_dir is not None:
-                command += ["--scenario-dir", str(scenario_dir)]
+            command = child_command(part, group, names, outputs, scenario_dir, extra_args)
             children.append(
                 subprocess.Popen(
                     command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.debuggability.csvrows import read_rows
-from bench.debuggability.parallel import groups_of
+from bench.debuggability.parallel import child_command, groups_of
 from bench.debuggability.results import write_debuggability
 
 ENGINES = ["raw", "scheduler", "lc-create-agent"]
@@ -19,6 +19,18 @@ def test_engines_are_split_by_their_debug_modes_in_their_order() -> None:
     assert groups_of(ENGINES, 1) == [ENGINES]
     assert ["lc-create-agent"] in groups  # the heaviest (most modes) alone
     assert len(groups_of(ENGINES, 10)) == len(ENGINES)
+
+
+def test_an_engine_without_debug_modes_is_in_no_group_and_a_child_never_splits_again(
+    tmp_path,
+) -> None:
+    # the peers declare no debug mode of their own; before, they all went to one group,
+    # whose child (default --jobs 4) split it again without end
+    peers = ["openai-agents", "agno", "strands"]
+    assert groups_of([*peers, "raw"], 4) == [["raw"]]
+    assert groups_of(peers, 4) == []
+    command = child_command(tmp_path, ["raw", "scheduler"], "customer_returns", "all", None)
+    assert command[command.index("--jobs") + 1] == "1"
 
 
 def test_child_processes_give_the_table_one_process_gives(tmp_path) -> None:
