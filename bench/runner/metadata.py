@@ -58,6 +58,15 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]
     return versions
 
 
+def machine_cores() -> int:
+    """CPUs this process may run on (its affinity), else the logical CPU count: how many
+    probes or spawns a phase runs beside each other."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -11,8 +11,8 @@ from bench.results.files import VERSIONS
 from bench.results.folder import load_run_folder
 from bench.results.rows import VersionProbe
 from bench.results.versions import version_rows, write_versions
+from bench.runner.metadata import machine_cores
 from bench.runner.phases.context import PhaseContext
-from bench.runner.phases.load.plan import machine_cores
 from bench.runner.phases.version_probe import probe
 
 PROBE_EST_S = 8.0  # one line's probe (two fresh interpreters), for the ETA

@@ -22,21 +22,12 @@ from typing import Any
 import numpy as np
 
 from bench.results import stats
+from bench.runner.metadata import machine_cores
 from bench.runner.phases.load.openloop import Schedule
 
 DEFAULT_RATES = (10.0, 25.0, 50.0, 100.0, 200.0, 400.0)
 MAX_RATE = 5000.0  # runs/s, all processes together (a bound on every CLI rate)
 MAX_PROCESSES = 64
-
-
-def machine_cores() -> int:
-    """CPUs this process may run on (its affinity), else the logical CPU count."""
-    import os
-
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def default_processes(cores: int | None = None) -> tuple[int, ...]:
@@ -271,7 +262,6 @@ __all__ = [
     "late_limit",
     "latency_target_ms",
     "level_plan",
-    "machine_cores",
     "next_rate",
     "schedule_dict",
     "scripted_latency_ms",
