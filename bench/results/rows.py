@@ -208,6 +208,9 @@ class FootprintRow(Row):
     first_run_error: str | None = None
     modules_after_first_run: int | None = None
     rss_after_first_run_mb: float | None = None
+    # how many probes (stack) or worker spawns (worker) ran at once, this one included: one
+    # per core at most (None: a run from before they ran side by side)
+    spawned_beside: int | None = None
 
 
 class ProfileRow(Row):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +122,31 @@ class WorkerPool:
             self._workers[engine] = worker
         return worker
 
+    def prespawn(self, engines: Sequence[str], round_no: int, jobs: int) -> None:
+        """Start this round's workers of ``engines`` before their first batch, ``jobs`` at a
+        time (one per core). A spawn is imports and one cold run, nothing timed, so the
+        suite loses only the wall time of waiting for them one by one; their footprint rows
+        say how many started beside each other (``spawned_beside``)."""
+        todo = [
+            e
+            for e in dict.fromkeys(engines)
+            if not self.has_worker(e, round_no) and (e, round_no) not in self._spawn_failures
+        ]
+        if jobs <= 1 or len(todo) <= 1:
+            return  # worker_for starts each on first use
+        beside = min(jobs, len(todo))
+        with ThreadPoolExecutor(max_workers=beside) as pool:
+            spawned = pool.map(
+                lambda e: self._spawn(e, round_no, footprint=True, beside=beside), todo
+            )
+            for engine, worker in zip(todo, spawned, strict=True):
+                self.progress.advance(SPAWN_EST_S / beside, 0)
+                if worker is not None:
+                    previous = self._workers.pop(engine, None)
+                    if previous is not None:
+                        previous.close()
+                    self._workers[engine] = worker
+
     def has_worker(self, engine: str, round_no: int) -> bool:
         worker = self._workers.get(engine)
         return worker is not None and worker.round == round_no and worker.alive()
@@ -145,7 +172,9 @@ class WorkerPool:
             worker.close()
         self._workers.clear()
 
-    def _spawn(self, engine: str, round_no: int, *, footprint: bool) -> WorkerProcess | None:
+    def _spawn(
+        self, engine: str, round_no: int, *, footprint: bool, beside: int = 1
+    ) -> WorkerProcess | None:
         skipped = self.env_failure(engine)
         if skipped is not None:
             self._spawn_failures[(engine, round_no)] = skipped
@@ -179,5 +208,6 @@ class WorkerPool:
             self.progress.message(f"worker for {engine} could not start: {reason.splitlines()[0]}")
             return None
         if footprint:
-            self.store.append(FOOTPRINT, {**ids, "status": "ok", **message["footprint"]})
+            row = {**ids, "status": "ok", "spawned_beside": beside, **message["footprint"]}
+            self.store.append(FOOTPRINT, row)
         return worker

@@ -22,11 +22,12 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from bench.engines.registry import REGISTRY
-from bench.envs import MAIN
 from bench.results.files import FOOTPRINT
+from bench.runner.metadata import machine_cores
 from bench.runner.offline import offline_env
 from bench.runner.phases.context import PhaseContext
 from bench.runner.plan import measured, rotate
@@ -121,24 +122,30 @@ def run(ctx: PhaseContext) -> None:
     ]
     if not todo:
         return
-    ctx.progress.phase("imports", float(len(todo)), len(todo), "probes")
-    for probe, (env, modules, warmup) in todo:
-        engines = stacks[(env, modules, warmup)]
-        what = " + ".join(modules) + (" and warms up" if warmup else "")
-        where = "" if env == MAIN else f" ({env})"
-        ctx.progress.describe(f"a fresh interpreter{where} imports {what}")
-        result = probe_stack(modules, warmup, python=ctx.workers.pythons[env])
-        # the first engine's row is the probe; the others share it (probe_of)
-        for i, engine in enumerate(engines):
-            row = {
-                "kind": "stack",
-                "engine": engine,
-                "probe": probe,
-                "warmup": warmup,
-                "environment": env,
-            }
-            row.update(result)
-            if i:
-                row["probe_of"] = engines[0]
-            ctx.store.append(FOOTPRINT, row)
-        ctx.progress.advance(1.0)
+    beside = max(1, min(machine_cores(), len(todo)))
+    ctx.progress.phase("imports", float(len(todo)) / beside, len(todo), "probes")
+    ctx.progress.describe(f"fresh interpreters import each engine's stack, {beside} at a time")
+
+    def one(task: tuple[int, Stack]) -> dict[str, Any]:
+        _, (env, modules, warmup) = task
+        return probe_stack(modules, warmup, python=ctx.workers.pythons[env])
+
+    # one probe per core: each is a lone single-threaded interpreter (spawned_beside says so)
+    with ThreadPoolExecutor(max_workers=beside) as pool:
+        for (probe, (env, modules, warmup)), result in zip(todo, pool.map(one, todo), strict=True):
+            engines = stacks[(env, modules, warmup)]
+            # the first engine's row is the probe; the others share it (probe_of)
+            for i, engine in enumerate(engines):
+                row = {
+                    "kind": "stack",
+                    "engine": engine,
+                    "probe": probe,
+                    "warmup": warmup,
+                    "environment": env,
+                    "spawned_beside": beside,
+                }
+                row.update(result)
+                if i:
+                    row["probe_of"] = engines[0]
+                ctx.store.append(FOOTPRINT, row)
+            ctx.progress.advance(1.0 / beside)

@@ -16,6 +16,7 @@ from typing import Any
 from bench.errors import WorkerError
 from bench.results.files import RUNS, TTFT
 from bench.results.folder import finished_repeats
+from bench.runner.metadata import machine_cores
 from bench.runner.phases.context import PhaseContext
 from bench.runner.plan import Batch, batch_timeout_s, build_plan
 from bench.runner.process import TAIL_CHARS, WorkerProcess
@@ -30,13 +31,17 @@ def run(ctx: PhaseContext) -> None:
     ctx.outcome.skipped_runs = sum(len(v) for v in done.values())
     total_runs = sum(b.warmup + len(b.repeats) for b in plan.batches)
     spawns = len({(b.engine, b.round) for b in plan.batches})
-    ctx.progress.phase("suite", plan.est_s + spawns * SPAWN_EST_S, total_runs)
+    # a round's workers start side by side, one per core (WorkerPool.prespawn)
+    spawn_s = spawns * SPAWN_EST_S / machine_cores()
+    ctx.progress.phase("suite", plan.est_s + spawn_s, total_runs)
     current_round = None
     last_round = config.rounds - 1
     for batch in plan.batches:
         if batch.round != current_round:
             ctx.workers.close_all()
             current_round = batch.round
+            engines = [b.engine for b in plan.batches if b.round == current_round]
+            ctx.workers.prespawn(engines, current_round, machine_cores())
         latency = f" · {batch.latency}" if len(config.latencies) > 1 else ""
         ctx.progress.describe(
             f"round {batch.round + 1}/{config.rounds} · {batch.engine} · {batch.scenario}{latency}"
