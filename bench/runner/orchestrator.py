@@ -78,8 +78,8 @@ class Orchestrator:
                 self._timed("ttft", ttft.run)
             if config.throughput and config.concurrency:
                 self._timed("throughput", throughput.run)
+            self._timed("outcomes", outcomes.run)  # in the suite's last workers
             ctx.workers.close_all()
-            self._timed("outcomes", outcomes.run)
             self._timed("versions", versions.run)
             if config.load:
                 ctx.workers.close_all()

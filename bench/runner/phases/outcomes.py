@@ -13,6 +13,9 @@ action never run), not a timing. So they leave the round-by-round suite:
   several give the same outcomes.
 - The cells: every engine's pure fault scenarios (not also a happy path: those are timed in
   the suite), and the outcome-only engines' every fault scenario. Rows are round 0.
+- **The suite's last workers**: an engine's cells play in the worker of the suite's last
+  round when it is still alive (the TTFT and throughput phases use it too: warm, as a
+  service is), so only the outcome-only engines, and a resumed run, start new ones.
 """
 
 from __future__ import annotations
@@ -199,7 +202,7 @@ def _play(ctx: PhaseContext, cell: Cell, repeats: tuple[int, ...]) -> list[dict[
         OUTCOME_ROUND, cell.engine, cell.scenario, cell.latency, 0, repeats, cell.est_run_s
     )
     ctx.progress.describe(f"{cell.engine} · {cell.scenario}")
-    worker = ctx.workers.worker_for(cell.engine, OUTCOME_ROUND, footprint=False)
+    worker = ctx.workers.worker_for(cell.engine, ctx.config.rounds - 1, footprint=False)
     if worker is None:
         unstarted_rows(ctx, batch, OUTCOME_ROUND)
         ctx.progress.advance(batch.est_s, len(repeats))

@@ -34,7 +34,6 @@ def run(ctx: PhaseContext) -> None:
                 est = max(profile.window_s, waves * run_s) + profile.warmup_runs * run_s
                 tasks.append((profile, level, engine, est))
     if not tasks:
-        ctx.workers.close_all()
         return
     ctx.progress.phase("throughput", sum(t[3] for t in tasks), len(tasks), "levels")
     last_round = config.rounds - 1
@@ -80,4 +79,3 @@ def run(ctx: PhaseContext) -> None:
         finally:
             ctx.store.sync()
         ctx.progress.advance(est)
-    ctx.workers.close_all()

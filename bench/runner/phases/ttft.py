@@ -1,7 +1,7 @@
 """Time to first token: each engine's user-facing token stream on the TTFT scenario, into
 ttft.jsonl.
 
-Runs in the last round's workers (the throughput phase reuses them), one batch per engine:
+Runs in the last round's workers (the throughput and outcome phases reuse them), one batch per engine:
 ``ttft_warmup`` discarded runs, then the runs that have no row yet.
 """
 
