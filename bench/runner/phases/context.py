@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from bench.results.store import RunStore
@@ -31,6 +31,12 @@ class Outcome:
     # environment → what meta.json records of it (bench.envs.Environment.meta), or
     # {"status": "error", "error": reason} when it could not be built
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_counts(self, other: Outcome) -> None:
+        """Add ``other``'s run and level counters to these (a concurrent lane's share)."""
+        for f in fields(self):
+            if f.type in ("int", int):
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass

@@ -170,9 +170,7 @@ def run(ctx: PhaseContext) -> None:
     for thread in threads:
         thread.join()
     for part in outcomes:
-        ctx.outcome.timed_runs += part.timed_runs
-        ctx.outcome.warmup_runs += part.warmup_runs
-        ctx.outcome.crashed_runs += part.crashed_runs
+        ctx.outcome.add_counts(part)
     ctx.store.sync()
 
 
