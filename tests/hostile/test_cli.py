@@ -9,7 +9,7 @@ import pytest
 
 from tests.hostile.conftest import good, refused, schedbench
 
-QUICK = ("--engines", "raw", "--no-throughput", "--no-footprint", "--no-ttft")
+QUICK = ("--engines", "raw", "--no-throughput", "--no-footprint", "--no-ttft", "--no-load")
 
 
 @pytest.mark.parametrize(

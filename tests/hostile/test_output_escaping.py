@@ -140,7 +140,7 @@ def test_a_run_folder_whose_name_looks_like_markup_is_printed_as_typed(tmp_path)
     out = tmp_path / "run[/oops][link=https://evil.example]"
     done = schedbench(
         "run", "--engines", "raw", "--scenarios", "single_tool", "--repeat", "1", "--rounds", "1",
-        "--no-throughput", "--no-footprint", "--no-ttft", "--out", str(out),
+        "--no-throughput", "--no-footprint", "--no-ttft", "--no-load", "--out", str(out),
     )  # fmt: skip
     assert "Traceback" not in done.stderr
     assert done.returncode == 0, done.stderr
