@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= reports/latest
 
-.PHONY: install test bench bench-quick microbench lint lock envs lock-envs clean
+.PHONY: install test test-fast bench bench-quick microbench lint lock envs lock-envs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ lint: install
 
 test: install lint envs
 	$(BIN)/python -m pytest
+
+# The in-process tier: no other process, no engine environment (tests/conftest.py).
+test-fast: install
+	$(BIN)/python -m pytest -m "not subprocess and not peers" tests
 
 # The default benchmark: validate the scenarios, build (first time) or reuse the engine
 # environments, measure every engine on every scenario in isolated workers, profile each

@@ -52,3 +52,52 @@ def loopback_only():
     yield
     socket.socket.connect = _real_connect
     socket.socket.connect_ex = _real_connect_ex
+
+
+# The test tiers: `make test-fast` runs the in-process tier (`-m "not subprocess and not
+# peers"`), `make test` everything. A module's tier is what it starts, not how long it took:
+# `peers`: the peer frameworks' and older LangChain lines' own environments (.envs/);
+# `subprocess`: schedbench runs, workers, servers, probes or a browser in other processes.
+PEER_MODULES = (
+    "tests/envs/",
+    "tests/engines/test_peers.py",
+    "tests/engines/test_peer_fairness.py",
+    "tests/engines/test_peer_errors.py",
+)
+SUBPROCESS_MODULES = (
+    "tests/catalogue/",
+    "tests/debuggability/test_debug_score_cli.py",
+    "tests/debuggability/test_parallel.py",
+    "tests/debuggability/test_trace_cli.py",
+    "tests/engines/test_imports.py",
+    "tests/engines/test_langchain_prod.py",
+    "tests/hostile/",
+    "tests/multimodel/test_check.py",
+    "tests/probe/test_cli.py",
+    "tests/referee/test_server.py",
+    "tests/referee/test_anthropic.py",
+    "tests/report/test_charts.py",
+    "tests/report/test_html.py",
+    "tests/report/test_load.py",
+    "tests/runner/test_crash_and_resume.py",
+    "tests/runner/test_load_phase.py",
+    "tests/runner/test_outcome_phase.py",
+    "tests/runner/test_prespawn.py",
+    "tests/runner/test_resume_books.py",
+    "tests/runner/test_run_cli.py",
+    "tests/runner/test_ttft_phase.py",
+    "tests/scenarios/test_docs_example.py",
+    "tests/scenarios/test_validation_errors.py",
+    "tests/test_metadata.py",
+    "tests/traffic/",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
+    for item in items:
+        where = item.path.relative_to(root).as_posix()
+        if where.startswith(PEER_MODULES):
+            item.add_marker(pytest.mark.peers)
+        if where.startswith(SUBPROCESS_MODULES):
+            item.add_marker(pytest.mark.subprocess)
