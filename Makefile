@@ -26,9 +26,10 @@ lint: install
 test: install lint envs
 	$(BIN)/python -m pytest
 
-# The in-process tier: no other process, no engine environment (tests/conftest.py).
+# The quick in-process tier: no other process, no engine environment, no engine played
+# through every scenario (tests/conftest.py).
 test-fast: install
-	$(BIN)/python -m pytest -m "not subprocess and not peers" tests
+	$(BIN)/python -m pytest -m "not subprocess and not peers and not slow" tests
 
 # The default benchmark: validate the scenarios, build (first time) or reuse the engine
 # environments, measure every engine on every scenario in isolated workers, profile each

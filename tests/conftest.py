@@ -54,15 +54,23 @@ def loopback_only():
     socket.socket.connect_ex = _real_connect_ex
 
 
-# The test tiers: `make test-fast` runs the in-process tier (`-m "not subprocess and not
-# peers"`), `make test` everything. A module's tier is what it starts, not how long it took:
+# The test tiers: `make test-fast` runs the quick in-process tier (`-m "not subprocess and
+# not peers and not slow"`), `make test` everything. A module's tier is what it starts, not how long it took:
 # `peers`: the peer frameworks' and older LangChain lines' own environments (.envs/);
-# `subprocess`: schedbench runs, workers, servers, probes or a browser in other processes.
+# `subprocess`: schedbench runs, workers, servers, probes or a browser in other processes;
+# `slow`: every engine played through whole scenarios, scripted timeouts and back-offs
+# included (test_every_scenario: 480 cells, ~90 s of waiting for ~15 s of CPU).
 PEER_MODULES = (
     "tests/envs/",
     "tests/engines/test_peers.py",
     "tests/engines/test_peer_fairness.py",
     "tests/engines/test_peer_errors.py",
+)
+SLOW_MODULES = (
+    "tests/debuggability/test_capture.py",
+    "tests/engines/test_every_scenario.py",
+    "tests/engines/test_langchain_rebuild.py",
+    "tests/engines/test_repeated_runs.py",
 )
 SUBPROCESS_MODULES = (
     "tests/catalogue/",
@@ -101,3 +109,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.peers)
         if where.startswith(SUBPROCESS_MODULES):
             item.add_marker(pytest.mark.subprocess)
+        if where.startswith(SLOW_MODULES):
+            item.add_marker(pytest.mark.slow)
