@@ -4,6 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= reports/latest
+# test processes (pytest-xdist; 0: one process): most tests wait on subprocesses and scripted
+# latencies, so two on a 2-core machine take 8 minutes where one takes 13
+TEST_JOBS ?= 2
 
 .PHONY: install test test-fast bench bench-quick microbench lint lock envs lock-envs clean
 
@@ -24,12 +27,12 @@ lint: install
 	$(BIN)/mypy
 
 test: install lint envs
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS)
 
 # The quick in-process tier: no other process, no engine environment, no engine played
 # through every scenario (tests/conftest.py).
 test-fast: install
-	$(BIN)/python -m pytest -m "not subprocess and not peers and not slow" tests
+	$(BIN)/python -m pytest -n $(TEST_JOBS) -m "not subprocess and not peers and not slow" tests
 
 # The default benchmark: validate the scenarios, build (first time) or reuse the engine
 # environments, measure every engine on every scenario in isolated workers, profile each
