@@ -58,11 +58,14 @@ async def test_first_token_never_precedes_the_mock_sending_it(engine_name, engin
     assert floor > 3 * FAST.ttft_ms * (1 - FAST.jitter)  # three scripted waits
     # the scripted time for this engine's own requests: ReAct streams "Thought: ...
     # Final Answer:" before the answer (and its turns jitter differently); the others
-    # send exactly the floor's requests
+    # send exactly the floor's requests. scripted_ttft_ms adds the tools' measured run time
+    # (customer_returns scripts none, so on a busy machine it is a few ms): the mock's part
+    # alone is compared
+    scripted_by_mock = record.scripted_ttft_ms - record.tool_ms
     if engine_name == "lc-react":
-        assert record.scripted_ttft_ms != pytest.approx(floor, abs=0.5)
+        assert scripted_by_mock != pytest.approx(floor, abs=0.5)
     else:
-        assert record.scripted_ttft_ms == pytest.approx(floor, abs=0.5)  # + tool time
+        assert scripted_by_mock == pytest.approx(floor, abs=0.5)
     assert record.scripted_ttft_ms - 0.5 <= record.ttft_ms < record.wall_ms
 
 
