@@ -8,7 +8,8 @@ SchedbenchError                 exit 1: the harness could not do what was asked
 │   └── InputFileError          a file the user named that cannot be used (also ValueError)
 │       ├── RunFolderError      a run directory that cannot be read
 │       │   ├── NotARunFolder   not a directory, or no runs.jsonl
-│       │   └── BadMeta         meta.json corrupt, of the wrong shape or schema version
+│       │   ├── BadMeta         meta.json corrupt, of the wrong shape or schema version
+│       │   └── MergeError      shard folders that do not make one run (``schedbench merge``)
 │       ├── LogError            a chat-completion log that cannot be read (``FILE:LINE: …``)
 │       └── BuildError          a recorded conversation that cannot become a scenario
 ├── EnvironmentUnavailable      an engine environment that cannot be built (``name``, ``reason``)
@@ -76,6 +77,11 @@ class NotARunFolder(RunFolderError):
 
 class BadMeta(RunFolderError):
     """meta.json is corrupt, of the wrong shape, or of an unknown schema version."""
+
+
+class MergeError(RunFolderError):
+    """Shard folders that do not make one run: not shards, of different splits, code or
+    options, one missing or given twice (the message names the folder and the reason)."""
 
 
 class LogError(InputFileError):

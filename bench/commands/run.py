@@ -12,6 +12,7 @@ from bench.commands import _handlers as handler_options
 from bench.commands._options import check_range, defaults_of, writable_dir
 from bench.errors import UsageError
 from bench.runner.plan import RunConfig
+from bench.runner.shard import Shard, shard_config
 
 HELP = "Measure engines on scenarios (isolated workers, interleaved rounds) into reports/<run-id>/."
 
@@ -92,6 +93,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="continue the run in --out: only runs without a row (or with a crashed one)",
     )
     parser.add_argument("--seed", type=int, help="seed of the bootstrap confidence intervals")
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run shard I of N of this run, split by scenario (every engine on a share of the "
+        "scenarios; phases that are not per scenario on one shard each); on N hosts, then "
+        "`schedbench merge` the N folders (docs/cluster.md)",
+    )
     parser.add_argument("--no-throughput", action="store_true", help="skip the throughput phase")
     parser.add_argument(
         "--throughput-engines",
@@ -219,6 +227,8 @@ def _check_counts(args: argparse.Namespace) -> None:
     check_range("--rounds", args.rounds, *ROUNDS_RANGE)
     check_range("--seed", args.seed, *SEED_RANGE)
     check_range("--outcome-lanes", args.outcome_lanes, *LANES_RANGE)
+    if args.shard is not None:
+        Shard.parse(args.shard)
     _levels(args.concurrency)
 
 
@@ -267,6 +277,8 @@ def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) 
     if args.no_ttft:
         values["ttft"] = False
     values.update(_load_values(args, known, values["engines"]))
+    if args.shard is not None:
+        values["shard"] = str(Shard.parse(args.shard))
     return RunConfig(**values)
 
 
@@ -310,6 +322,7 @@ _RESUME_FIELDS = {
     "latency": "latencies",
     "transport": "transport",
     "seed": "seed",
+    "shard": "shard",
     "quick": "quick",
     "no_throughput": "throughput",
     "throughput_engines": "throughput_engines",
@@ -400,6 +413,8 @@ def run(args: argparse.Namespace) -> int:
         config = _resume_config(args, stored, scenario_names)
     else:
         config = requested_config(args, scenario_names)
+        if config.shard is not None:
+            config = shard_config(config, scenarios, Shard.parse(config.shard))
         if store.exists():
             raise UsageError(
                 f"--out {out}: already holds a run; pass --resume to continue it, "

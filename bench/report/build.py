@@ -117,7 +117,17 @@ def _machine(meta: dict) -> str:
     git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
     if git.get("sha"):
         parts.append(f"git {str(git['sha'])[:8]}" + (" (dirty)" if git.get("dirty") else ""))
+    shards = shards_of(meta)
+    if shards:
+        hosts = ", ".join(dict.fromkeys(str(s.get("host")) for s in shards))
+        parts[:2] = [f"{len(shards)} shards on {hosts} (every ratio within one host)"]
     return ", ".join(parts)
+
+
+def shards_of(meta: dict) -> list[dict]:
+    """The shards of a merged run (``schedbench merge``): meta.json's ``shards``, or []."""
+    shards = meta.get("shards")
+    return [s for s in shards if isinstance(s, dict)] if isinstance(shards, list) else []
 
 
 def build_report(

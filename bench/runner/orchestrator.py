@@ -80,7 +80,8 @@ class Orchestrator:
                 self._timed("throughput", throughput.run)
             self._timed("outcomes", outcomes.run)  # in the suite's last workers
             ctx.workers.close_all()
-            self._timed("versions", versions.run)
+            if config.versions:
+                self._timed("versions", versions.run)
             if config.load:
                 ctx.workers.close_all()
                 self._timed("load", self._load)

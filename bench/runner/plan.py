@@ -70,6 +70,11 @@ class RunConfig:
         ThroughputProfile("zero", window_s=1.0, min_runs=1, warmup_runs=5),
     )
     footprint: bool = True
+    versions: bool = True  # the LangChain version matrix (when the run has its engines)
+    # one shard of a run split over hosts by scenario (bench.runner.shard): "i/n", and the
+    # whole split, so that the merge can check the shards fit together
+    shard: str | None = None
+    shard_scenarios: tuple[tuple[str, ...], ...] | None = None
     footprint_processes: int = 3  # fresh interpreters per engine for the import-cost probe
     reference_scenario: str | None = None  # the cold first run of each worker (footprint)
     # the TTFT phase: each engine's user-facing token stream on one scenario (ttft.jsonl)
@@ -142,6 +147,8 @@ class RunConfig:
         for name in ("load_engines", "load_processes", "throughput_engines"):
             if values.get(name) is not None:
                 values[name] = tuple(values[name])
+        if values.get("shard_scenarios") is not None:
+            values["shard_scenarios"] = tuple(tuple(p) for p in values["shard_scenarios"])
         if "throughput_profiles" in values:
             values["throughput_profiles"] = tuple(
                 ThroughputProfile(**p) for p in values["throughput_profiles"]
