@@ -16,7 +16,7 @@ $(BIN)/python:
 # Install the project with pinned versions (constraints.txt) so numbers are reproducible.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[langchain,report,test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[langchain,report,test,cluster]'
 	touch $(STAMP)
 
 install: $(STAMP)

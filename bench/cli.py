@@ -46,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``schedbench`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed (run --cluster)
     try:
         return int(args._run(args) or 0)
     except SchedbenchError as exc:  # the one place errors become exit codes (bench.errors)

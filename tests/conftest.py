@@ -76,6 +76,7 @@ SLOW_MODULES = (
 )
 SUBPROCESS_MODULES = (
     "tests/catalogue/",
+    "tests/cluster/",
     "tests/debuggability/test_debug_score_cli.py",
     "tests/debuggability/test_parallel.py",
     "tests/debuggability/test_trace_cli.py",

@@ -100,6 +100,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "scenarios; phases that are not per scenario on one shard each); on N hosts, then "
         "`schedbench merge` the N folders (docs/cluster.md)",
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run one shard per worker of a Dask distributed cluster (its scheduler's address, "
+        "or local / local:N: N worker processes here, default 2) and merge them into --out "
+        "(docs/cluster.md)",
+    )
     parser.add_argument("--no-throughput", action="store_true", help="skip the throughput phase")
     parser.add_argument(
         "--throughput-engines",
@@ -366,6 +373,25 @@ def _resume_config(args: argparse.Namespace, stored: Any, scenario_names: tuple[
     return stored
 
 
+def _on_cluster(args: argparse.Namespace) -> int:
+    """``--cluster``: the shards on the cluster's workers, merged into ``--out``."""
+    from bench.runner.cluster import run_on_cluster, shard_argv
+
+    for option, given in (("--shard", args.shard), ("--resume", args.resume)):
+        if given:
+            raise UsageError(
+                f"--cluster picks the shards itself; {option} is for one shard "
+                "(docs/cluster.md: re-run a missing shard by hand, then merge)"
+            )
+    if not args.out:
+        raise UsageError("--cluster needs --out DIR (where the merged run goes)")
+    out = Path(args.out)
+    if (out / "meta.json").exists() or (out / "shards").exists():
+        raise UsageError(f"--out {out}: already holds a run; choose another directory")
+    writable_dir(out, "--out")
+    return run_on_cluster(args.cluster, shard_argv(args.argv[1:]), out)
+
+
 def _said(value: object) -> str:
     """A stored option as a user would type it: ``raw, scheduler``, not a Python tuple."""
     if isinstance(value, list | tuple):
@@ -394,6 +420,8 @@ def run(args: argparse.Namespace) -> int:
     handlers = handler_options.policy(args)
     if args.resume and not args.out:
         raise UsageError("--resume needs --out DIR (the run to continue)")
+    if args.cluster is not None:
+        return _on_cluster(args)
     run_id = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else Path("reports") / run_id
     if out.exists() and not out.is_dir():
