@@ -129,3 +129,23 @@ def test_shards_that_do_not_make_one_run_are_refused_with_the_reason(runs, tmp_p
         assert not (out / "runs.jsonl").exists(), name
     again = schedbench("merge", str(runs["s1"]), str(runs["s2"]), "--out", str(runs["merged"]))
     assert again.returncode == 2 and "already holds a run" in again.stderr
+
+
+def test_the_projection_of_a_one_host_run_accounts_for_every_second_once(runs):
+    from bench.runner.shard_projection import project
+
+    meta = json.loads((runs["one"] / "meta.json").read_text())
+    whole = project(runs["one"], 1)
+    assert whole.low_s == pytest.approx(meta["duration_s"]) == whole.high_s
+    for hosts in (2, 3):
+        split = project(runs["one"], hosts)
+        names = [n for s in split.shards for n in s.scenarios]
+        assert sorted(names) == sorted(SCENARIOS)
+        assert sum(s.run_s for s in split.shards) == pytest.approx(whole.shards[0].run_s)
+        assert sum(s.phase_s for s in split.shards) == pytest.approx(whole.shards[0].phase_s)
+        assert all(s.low_s <= s.high_s for s in split.shards)
+        assert split.low_s <= whole.low_s
+    done = schedbench("shards", str(runs["one"]), "--hosts", "2")
+    assert done.returncode == 0 and "2 host(s):" in done.stdout, done.stderr
+    bad = schedbench("shards", str(runs["one"]), "--hosts", "9")
+    assert bad.returncode == 2 and "cannot fill 9 shards" in bad.stderr
