@@ -12,13 +12,14 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 import bench.commands
 from bench.errors import SchedbenchError
 from bench.results.escape import visible
 
 
-def _command_modules() -> dict[str, object]:
+def _command_modules() -> dict[str, ModuleType]:
     modules = {}
     for info in sorted(pkgutil.iter_modules(bench.commands.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):

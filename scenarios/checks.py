@@ -66,7 +66,7 @@ def _tool_schemas(tools: list[Any]) -> dict[str, dict[str, Any] | None]:
 
 
 def _args_problems(where: str, args: Mapping[str, Any], schema: dict[str, Any]) -> list[str]:
-    problems = []
+    problems: list[str] = []
     for error in ArgsValidator(schema).iter_errors(args):
         path = "".join(f".{p}" for p in error.absolute_path)
         problems.extend(f"{where}.args{path}: {message}" for message in _arg_messages(error))

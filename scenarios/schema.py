@@ -462,7 +462,7 @@ class Expect(_Expectations):
 
     def outcome(self) -> dict[str, Any]:
         """The base expectation's outcome fields: what a production agent must reach."""
-        return self.model_dump(include=OUTCOME_FIELDS)
+        return self.model_dump(include=set(OUTCOME_FIELDS))
 
 
 OUTCOME_FIELDS = frozenset(

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from bench.debuggability.match import fact_found, flatten, normalise, parse_structured, step_found
 from bench.debuggability.truth import ARG, ERROR, LLM_ERROR, RESULT, TOOL, CallRef, Fact, Failure
@@ -385,6 +385,16 @@ class _JsonLayout:
 # -- the verdict ---------------------------------------------------------------------------
 
 
+class _Layout(Protocol):
+    """What ``_by_order`` asks of a layout: positions it can order (a line, a JSON path)."""
+
+    def sightings(self, marks: _Marks) -> Iterator[Any]: ...
+
+    def before(self, a: Any, b: Any) -> bool: ...
+
+    def placed(self, statement: Statement) -> bool: ...
+
+
 def _layout(output: str, target: _Target) -> _TextLayout | _JsonLayout:
     parsed = parse_structured(output)
     if parsed is None:
@@ -392,7 +402,7 @@ def _layout(output: str, target: _Target) -> _TextLayout | _JsonLayout:
     return _JsonLayout(parsed, output, target)
 
 
-def _by_order(layout: _TextLayout | _JsonLayout, statement: Statement, target: _Target) -> bool:
+def _by_order(layout: _Layout, statement: Statement, target: _Target) -> bool:
     """The statement comes after a record of every earlier peer and before any record of a
     later one (records known by the peer's own marks), and is in order among the tool's
     records. Calls of one step may run concurrently: order does not tell them apart."""

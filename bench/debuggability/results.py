@@ -298,14 +298,14 @@ def markdown_table(rows: Iterable[dict[str, Any]], scenarios: Sequence[str]) -> 
     for (engine, mode), entry in table.items():
         cells = [engine, mode]
         for name in scenarios:
-            row = entry.get(name)
-            if row is None:
+            cell = entry.get(name)
+            if cell is None:
                 cells += ["", "", ""]
                 continue
-            bpf = row["bytes_per_fact"]
+            bpf = cell["bytes_per_fact"]
             cells += [
-                f"{float(row['recall']):.2f}",
-                f"{int(row['bytes']):,}",
+                f"{float(cell['recall']):.2f}",
+                f"{int(cell['bytes']):,}",
                 "–"
                 if bpf in ("", None) or (isinstance(bpf, float) and math.isnan(bpf))
                 else f"{float(bpf):,.0f}",

@@ -24,6 +24,7 @@ is not a recall fact: it is scored once, by localisation.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -218,7 +219,7 @@ def leaves(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any
         yield key, value
 
 
-def _kv_facts(kind: str, step: int, value: Any, limit: int | None = None) -> list[Fact]:
+def _kv_facts(kind: str, step: int | None, value: Any, limit: int | None = None) -> list[Fact]:
     out: list[Fact] = []
     for key, leaf in leaves(value):
         text = scalar_text(leaf)
@@ -276,7 +277,7 @@ def replay_calls(scenario: Scenario, requests: Sequence[dict[str, Any]]) -> list
 
 
 def _tool_error_fact(
-    scenario: Scenario, step: int, record: ToolCallRecord, name_known: bool
+    scenario: Scenario, step: int | None, record: ToolCallRecord, name_known: bool
 ) -> Fact:
     tool = scenario.tool_map.get(record.name) if name_known else None
     behavior = tool.behavior if tool is not None else None
@@ -385,20 +386,22 @@ def ground_truth(
             requested_calls[-1] = ref = CallRef(
                 step, ref.tool, ref.ids, tuple(_kv_facts(ARG, step, real.args)), ref.order
             )
-            facts.extend(_executed_facts(scenario, step, real, lambda e, r=ref: note_failure(r, e)))
+            facts.extend(
+                _executed_facts(scenario, step, real, functools.partial(note_failure, ref))
+            )
     # executed calls the script walk did not place (should not happen): still facts
     for record_call in executed[cursor:]:
         facts.extend(_executed_facts(scenario, None, record_call, None))
 
     failure = None
     if failing is not None:
-        call, error = failing
-        if call.tool is None:
+        failed, error = failing
+        if failed.tool is None:
             peers = tuple(_llm_call(s, requested_calls) for s in sorted({c.step for c in calls}))
-            call = next(p for p in peers if p.step == call.step)
+            failed = next(p for p in peers if p.step == failed.step)
         else:
-            peers = tuple(c for c in requested_calls if c.tool == call.tool)
-        failure = Failure(call.step, call.tool, error, call, peers)
+            peers = tuple(c for c in requested_calls if c.tool == failed.tool)
+        failure = Failure(failed.step, failed.tool, error, failed, peers)
     reason = record.termination or record.status
     if reason:
         alts = TERMINATION_SYNONYMS.get(reason, ())

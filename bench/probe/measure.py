@@ -219,7 +219,7 @@ async def probe_scenario(
     gc.collect()
     from bench.referee.core import MockLLM
 
-    sampled = []
+    sampled: list[float] = []
     sampler = Sampler(roots, interval_s=plan.sample_interval_s, mock_code=MockLLM.handle.__code__)
     with sampler:
         deadline = time.perf_counter() + plan.sample_s
@@ -277,7 +277,7 @@ class ExecutorJobs:
         def run_in_executor(executor: Any, func: Callable[..., Any], *args: Any) -> Any:
             return original(executor, wrap(func), *args)
 
-        loop.run_in_executor = run_in_executor  # type: ignore[method-assign]
+        loop.run_in_executor = run_in_executor  # type: ignore[method-assign,assignment]
 
     def __exit__(self, *exc: object) -> None:
         if self._loop is not None:
