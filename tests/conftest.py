@@ -102,6 +102,7 @@ SUBPROCESS_MODULES = (
     "tests/scenarios/test_validation_errors.py",
     "tests/test_metadata.py",
     "tests/traffic/",
+    "tests/workload/test_decide_cli.py",
 )
 
 

@@ -15,9 +15,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve = sub.add_parser("serve", help="serve POST /v1/chat/completions on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8765, help="TCP port (0 picks a free one)")
     serve.add_argument("--scenario-dir", help="directory of scenario YAML files")
-    # the names of bench.referee.latency.PROFILE_NAMES (not imported: the CLI starts fast)
+    # the names of bench.referee.latency.PROFILE_NAMES (not imported: the CLI starts fast),
+    # or a custom spec (checked in run)
     serve.add_argument(
-        "--latency", choices=["zero", "realistic", "ttft", "recorded"], default="zero"
+        "--latency",
+        default="zero",
+        metavar="PROFILE",
+        help="zero, realistic, ttft, recorded, or a custom spec like "
+        "custom:ttft:1000,tps:50,jitter:0.2 (default zero)",
     )
     serve.add_argument(
         "--max-body-mb",
@@ -42,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be between 0 and 65535, not {args.port}")
     check_range("--max-body-mb", args.max_body_mb, 1, 1024)
     check_range("--request-timeout", args.request_timeout, 0.1, 3600)
+    from bench.referee.latency import LatencyProfile
+
+    try:
+        LatencyProfile.named(args.latency)
+    except ValueError as exc:
+        raise UsageError(f"--latency: {exc}") from None
     try:
         serve(
             args.port,

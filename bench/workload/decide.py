@@ -1,0 +1,144 @@
+"""The run a workload's question needs (``schedbench decide``): its engines, and a RunConfig
+that measures exactly that — the suite and fault scenarios at the workload's latency, TTFT
+when it streams, the load phase on its first scenario at 0.5×, 1× and 1.5× the rate one host
+serves, with the p95 target set to the objective. No throughput phase, no import probes."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from bench.workload.model import Workload
+
+LOAD_FACTORS = (0.5, 1.0, 1.5)  # the load levels around the per-host target rate
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineChoice:
+    """The engines a workload compares, and a note per pair the registry could not match."""
+
+    engines: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+
+def default_engines(streaming: bool) -> EngineChoice:
+    """The like-for-like headline pairs and the floor, from the registry: the bare loop
+    (the first ``floor`` engine); LangChain's representative (``REPRESENTATIVE``) and the
+    self-built engine of the same configuration (the default pair); the first production
+    variant of each (the production pair). With ``streaming`` each member is its streaming
+    variant of the same family and configuration where one exists (else the non-streaming
+    engine, and a note says so)."""
+    from bench.engines.registry import REPRESENTATIVE, SPECS
+
+    specs = [s for s in SPECS if not s.outcome_only and not s.scenarios]
+    lead = REPRESENTATIVE["langchain"]
+    notes: list[str] = []
+
+    def pick(label: str, configuration: str, match: Any) -> str | None:
+        fits = [s for s in specs if s.configuration == configuration and match(s)]
+        wanted = [s for s in fits if s.streams == streaming]
+        if wanted:
+            return wanted[0].name
+        others = [s for s in fits if s.streams != streaming]
+        if not others:
+            return None
+        kind = "streaming" if streaming else "non-streaming"
+        notes.append(f"no {kind} {configuration} {label} engine: {others[0].name} stands in")
+        return others[0].name
+
+    floor = [s.name for s in specs if s.role == "floor"][:1]
+    chosen = list(floor)
+    for configuration in ("default", "production"):
+        for label, match in (
+            ("self-built", lambda s: s.role == "self-built"),
+            ("LangChain", lambda s: s.name.startswith(lead) and s.family == "langchain"),
+        ):
+            name = pick(label, configuration, match)
+            if name is not None and name not in chosen:
+                chosen.append(name)
+    return EngineChoice(tuple(chosen), tuple(notes))
+
+
+def engines_for(workload: Workload) -> EngineChoice:
+    """The workload's own engines, else ``default_engines``."""
+    if workload.engines is not None:
+        return EngineChoice(tuple(workload.engines))
+    return default_engines(workload.streaming)
+
+
+def load_rates(workload: Workload) -> tuple[float, ...]:
+    """The offered rates of the load phase: ``LOAD_FACTORS`` × the per-host rate."""
+    return tuple(sorted({round(workload.host_rate * f, 6) for f in LOAD_FACTORS}))
+
+
+def target_factor(scenario: Any, workload: Workload) -> tuple[float, float]:
+    """(the load phase's ``load_target_factor``, the scripted latency in ms): the factor
+    that makes the load target (scripted latency × factor) equal the objective."""
+    from bench.runner.phases.load.plan import scripted_latency_ms
+
+    scripted = scripted_latency_ms(scenario, workload.latency_spec)
+    return workload.objective.load_target_ms / scripted, scripted
+
+
+def build_config(
+    workload: Workload, scenarios: dict[str, Any], *, quick: bool, engines: tuple[str, ...]
+) -> Any:
+    """The RunConfig that answers the workload (see the module docstring).
+
+    Every cell gets the same explicit number of runs (``repeat``): the plan's budget by
+    expected run time does not know a custom latency profile."""
+    from bench.runner.plan import RunConfig, every_phase
+
+    first = workload.scenarios[0]
+    factor, scripted = target_factor(scenarios[first], workload)
+    if factor < 1.0:
+        raise ValueError(
+            f"objective: {workload.objective.load_target_ms:g} ms is below what the LLM alone "
+            f"takes for one run of {first} ({scripted:,.0f} ms scripted): no engine can meet it"
+        )
+    spec = workload.latency_spec
+    rates = load_rates(workload)
+    values: dict[str, Any] = RunConfig.quick_defaults() if quick else {}
+    values.update(
+        engines=engines,
+        scenarios=tuple(workload.scenarios),
+        scenario_dir=workload.scenario_dir,
+        latencies=(spec,),
+        transport="inprocess",
+        repeat=3 if quick else 12,
+        warmup=1,
+        rounds=1 if quick else 3,
+        throughput=False,
+        footprint=False,
+        ttft=workload.streaming,
+        ttft_scenario=first,
+        ttft_latency=spec,
+        ttft_repeat=3 if quick else 10,
+        ttft_warmup=1,
+        load=True,
+        load_engines=every_phase(engines),
+        load_scenario=first,
+        load_latency=spec,
+        load_rates=rates,
+        load_start_rate=workload.host_rate,
+        load_target_factor=factor,
+        load_processes=(1,) if quick else None,
+        # a window of a few seconds: the achieved rate counts completions inside a slot as
+        # long as the window, so a short one misses the runs a busy engine finishes late
+        load_window_s=2.0 if quick else 5.0,
+        load_min_runs=20 if quick else 60,
+        load_ramp=0.0 if quick else 1.0,
+        load_budget_s=900.0 if quick else 3600.0,
+    )
+    return RunConfig(**values)
+
+
+__all__ = [
+    "LOAD_FACTORS",
+    "EngineChoice",
+    "build_config",
+    "default_engines",
+    "engines_for",
+    "load_rates",
+    "target_factor",
+]

@@ -1,0 +1,72 @@
+"""What ``schedbench decide`` asks the runner for, without running it: the engines from the
+registry, and a RunConfig that measures the workload's question and nothing else."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.engines.registry import REGISTRY, REPRESENTATIVE
+from bench.runner.phases.load.plan import scripted_latency_ms
+from bench.workload import parse_workload
+from bench.workload.decide import build_config, default_engines, engines_for, load_rates
+from scenarios import load_scenarios
+
+SCENARIOS = load_scenarios()
+TEXT = """\
+name: w
+llm: {first_token_ms: 700, tokens_per_s: 80, jitter: 0.2}
+rate: 200
+hosts: 10
+objective: {p95_ms: 6000}
+streaming: STREAMING
+scenarios: [customer_returns, tool_flaky]
+"""
+
+
+def workload(streaming: bool):
+    return parse_workload(TEXT.replace("STREAMING", str(streaming).lower()))
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_the_default_engines_are_the_headline_pairs_and_the_floor(streaming: bool) -> None:
+    choice = default_engines(streaming)
+    roles = [REGISTRY[e].role for e in choice.engines]
+    assert roles[0] == "floor" and roles.count("self-built") == 2
+    lead = REPRESENTATIVE["langchain"]
+    assert sum(e.startswith(lead) for e in choice.engines) == 2
+    for configuration in ("default", "production"):
+        pair = [e for e in choice.engines[1:] if REGISTRY[e].configuration == configuration]
+        assert len(pair) == 2
+        if streaming and configuration == "production":
+            assert all(REGISTRY[e].streams for e in pair)  # streaming variants exist
+        if not streaming:
+            assert not any(REGISTRY[e].streams for e in pair)
+    assert bool(choice.notes) == streaming  # no streaming default pair: said, not hidden
+    assert not any(REGISTRY[e].outcome_only for e in choice.engines)
+
+
+def test_the_config_measures_the_question() -> None:
+    w = workload(True)
+    engines = engines_for(w).engines
+    config = build_config(w, SCENARIOS, quick=True, engines=engines)
+    spec = "custom:ttft:700,tps:80,jitter:0.2"
+    assert config.latencies == (spec,) and config.load_latency == spec
+    assert (
+        config.ttft and config.ttft_latency == spec and config.ttft_scenario == "customer_returns"
+    )
+    assert config.scenarios == ("customer_returns", "tool_flaky")
+    assert config.load_scenario == "customer_returns"
+    assert config.load_rates == (10.0, 20.0, 30.0) == load_rates(w)
+    assert config.load_start_rate == 20.0  # the per-host rate
+    assert config.load_engines == engines
+    scripted = scripted_latency_ms(SCENARIOS["customer_returns"], spec)
+    assert config.load_target_factor * scripted == pytest.approx(6000.0)
+    assert not config.throughput and not config.footprint
+    assert config.repeat == 3 and config.load_processes == (1,)
+    assert build_config(workload(False), SCENARIOS, quick=False, engines=engines).ttft is False
+
+
+def test_an_objective_below_the_llm_alone_is_refused() -> None:
+    w = parse_workload(TEXT.replace("STREAMING", "false").replace("6000", "500"))
+    with pytest.raises(ValueError, match="below what the LLM alone takes"):
+        build_config(w, SCENARIOS, quick=True, engines=("raw",))
