@@ -80,11 +80,14 @@ class RunRecord:
     scripted_ttft_ms: float | None = None
     request_tokens: list[int] = field(default_factory=list)  # prompt tokens billed per request
     extra: dict[str, Any] = field(default_factory=dict)
+    # sleeps the run chose (retry backoff), outside tool bodies: bench.engines.kit.waits
+    waited_ms: float = 0.0
+    wait_count: int = 0
 
     @property
     def overhead_ms(self) -> float:
-        """Framework overhead: run time minus mock latency minus tool time."""
-        return self.wall_ms - self.mock_latency_ms - self.tool_ms
+        """Framework overhead: run time minus mock latency, tool time and waits by choice."""
+        return self.wall_ms - self.mock_latency_ms - self.tool_ms - self.waited_ms
 
     def to_row(self, *, with_bodies: bool = False) -> dict[str, Any]:
         """A flat JSON-able dict (request bodies only when asked: they are large)."""

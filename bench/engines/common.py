@@ -248,6 +248,8 @@ class RecordingEngine(Engine):
             trace=outcome.trace.to_dict() if hasattr(outcome.trace, "to_dict") else outcome.trace,
             error=outcome.error,
             tool_ms=log.tool_time_ms(),
+            waited_ms=log.waited_ms(),
+            wait_count=log.wait_count(),
             mock_latency_ms=counted["mock_latency_ms"],
             ttft_ms=outcome.ttft_ms,
             scripted_ttft_ms=counted.get("scripted_ttft_ms"),

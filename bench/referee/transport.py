@@ -11,9 +11,9 @@ raises its ``RemoteProtocolError`` mid-body, as a socket closed by the server do
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from functools import cache
-from types import ModuleType
 from typing import Any
 
 from bench.referee.core import MockLLM
@@ -26,8 +26,32 @@ ANTHROPIC_BASE_URL = "http://mockllm.test"
 CHAT_PATH = "/v1/chat/completions"
 MESSAGES_PATH = "/v1/messages"
 
+# True while the mock sleeps its scripted latency: that wait is the LLM's, never a run's own
+# choice (``bench.engines.kit.waits`` reads it; the referee imports nothing of the engines).
+SCRIPTED_WAIT: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "schedbench_mock_scripted_wait", default=False
+)
 
-def _lib(name: str) -> ModuleType:
+
+async def _scripted_sleep(seconds: float) -> None:
+    """``asyncio.sleep`` marked as the mock's scripted latency."""
+    token = SCRIPTED_WAIT.set(True)
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        SCRIPTED_WAIT.reset(token)
+
+
+def _scripted_sleep_sync(seconds: float) -> None:
+    """``time.sleep`` marked as the mock's scripted latency."""
+    token = SCRIPTED_WAIT.set(True)
+    try:
+        time.sleep(seconds)
+    finally:
+        SCRIPTED_WAIT.reset(token)
+
+
+def _lib(name: str) -> Any:  # httpx or httpx2: their classes are chosen at run time
     if name == "httpx2":
         import httpx2
 
@@ -65,8 +89,9 @@ def _dropped(reply: MockReply, sent: int) -> str:
 def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
     """(async transport class, sync transport class) for ``httpx`` or ``httpx2``."""
     lib = _lib(lib_name)
+    bases: Any = lib  # the classes below subclass the chosen library's
 
-    class AsyncChunks(lib.AsyncByteStream):
+    class AsyncChunks(bases.AsyncByteStream):
         """A body that can be read once, like a socket's, delivered as the reply's
         ``deliveries()`` say: paced, stalled past the read timeout, or dropped.
 
@@ -95,15 +120,15 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                 # millisecond) must not add up over hundreds of chunks
                 if (wait := start + offset - loop.time()) > 0:
                     if timeout is not None and wait > timeout:
-                        await asyncio.sleep(timeout)
+                        await _scripted_sleep(timeout)
                         raise lib.ReadTimeout(f"no data within {timeout:g}s", request=self._request)
-                    await asyncio.sleep(wait)
+                    await _scripted_sleep(wait)
                 if piece is None:
                     raise lib.RemoteProtocolError(_dropped(reply, sent), request=self._request)
                 sent += len(piece)
                 yield piece
 
-    class SyncChunks(lib.SyncByteStream):
+    class SyncChunks(bases.SyncByteStream):
         """The same, for sync clients: readable once."""
 
         def __init__(self, reply: MockReply, request: Any):
@@ -119,9 +144,9 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             for offset, piece in reply.deliveries():
                 if (wait := start + offset - time.monotonic()) > 0:
                     if timeout is not None and wait > timeout:
-                        time.sleep(timeout)
+                        _scripted_sleep_sync(timeout)
                         raise lib.ReadTimeout(f"no data within {timeout:g}s", request=self._request)
-                    time.sleep(wait)
+                    _scripted_sleep_sync(wait)
                 if piece is None:
                     raise lib.RemoteProtocolError(_dropped(reply, sent), request=self._request)
                 sent += len(piece)
@@ -134,7 +159,7 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             reply.status, headers=reply.headers, stream=stream_class(reply, request)
         )
 
-    class MockAsyncTransport(lib.AsyncBaseTransport):
+    class MockAsyncTransport(bases.AsyncBaseTransport):
         """Serves requests from a MockLLM inside the event loop."""
 
         def __init__(self, mock: MockLLM):
@@ -146,9 +171,9 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             if reply.delay_s:
                 timeout = _read_timeout(request)
                 if timeout is not None and reply.delay_s > timeout:
-                    await asyncio.sleep(timeout)
+                    await _scripted_sleep(timeout)
                     raise lib.ReadTimeout(f"no response within {timeout:g}s", request=request)
-                await asyncio.sleep(reply.delay_s)
+                await _scripted_sleep(reply.delay_s)
             else:
                 # A real HTTP request always suspends while it waits for the socket; so must
                 # this one, or concurrent runs of an engine that awaits nothing else would run
@@ -156,7 +181,7 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
                 await asyncio.sleep(0)
             return response(reply, request, AsyncChunks)
 
-    class MockSyncTransport(lib.BaseTransport):
+    class MockSyncTransport(bases.BaseTransport):
         """Serves requests from a MockLLM in the calling thread."""
 
         def __init__(self, mock: MockLLM):
@@ -168,9 +193,9 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             if reply.delay_s:
                 timeout = _read_timeout(request)
                 if timeout is not None and reply.delay_s > timeout:
-                    time.sleep(timeout)
+                    _scripted_sleep_sync(timeout)
                     raise lib.ReadTimeout(f"no response within {timeout:g}s", request=request)
-                time.sleep(reply.delay_s)
+                _scripted_sleep_sync(reply.delay_s)
             return response(reply, request, SyncChunks)
 
     return MockAsyncTransport, MockSyncTransport

@@ -5,8 +5,11 @@ Conventions (also in docs/report.md):
 - *performance numbers* come from **completed runs of the happy-path scenarios** (not the
   fault scenarios, whose timings measure timeouts and retries, not the framework);
   when runs were made under several latency profiles, the ``zero`` profile is used;
-- *overhead per LLM step* is a run's framework overhead (wall − mock latency − tool time)
-  divided by its LLM calls, pooled over those runs, summarised by the median;
+- *overhead per LLM step* is a run's framework overhead (wall − mock latency − tool time −
+  waits by choice − the in-process mock's handler time) divided by its LLM calls, pooled over
+  those runs, summarised by the median;
+- *waits by choice* (``waited_ms``) are the sleeps a run chose (retry backoff): shown per run
+  beside the overhead, never in it; NaN where unknown (runs recorded before the field);
 - *tokens per request* is a run's prompt tokens ÷ its LLM calls; *token overhead* is that
   minus the ``raw`` engine's on the same scenario, averaged over the scenarios both ran.
 """
@@ -102,12 +105,22 @@ def step_overhead(data: RunData) -> pd.DataFrame:
                 "p75_ms": stats.percentile(v, 75),
                 "p95_ms": stats.percentile(v, 95),
                 "cpu_median_ms": stats.median(g["step_cpu_ms"]),
+                "waited_median_ms": stats.median(g["waited_ms"]),
             }
         )
     return _ordered(pd.DataFrame(rows, columns=_STEP_COLS))
 
 
-_STEP_COLS = ["engine", "runs", "median_ms", "p25_ms", "p75_ms", "p95_ms", "cpu_median_ms"]
+_STEP_COLS = [
+    "engine",
+    "runs",
+    "median_ms",
+    "p25_ms",
+    "p75_ms",
+    "p95_ms",
+    "cpu_median_ms",
+    "waited_median_ms",
+]
 
 
 def scenario_stats(data: RunData) -> pd.DataFrame:
@@ -128,6 +141,7 @@ def scenario_stats(data: RunData) -> pd.DataFrame:
             groups[(engine, scenario)], groups.get((RAW, scenario)), seed=seed
         )
         wall = cell.wall
+        measured = metrics.measured(groups[(engine, scenario)])
         statuses = g["status"].value_counts()
         rows.append(
             {
@@ -147,8 +161,10 @@ def scenario_stats(data: RunData) -> pd.DataFrame:
                 "warnings": "; ".join(wall.warnings),
                 "overhead_step_ms": cell.medians["overhead_per_step_ms"],
                 "cpu_ms": cell.summaries["cpu_ms"].median,
+                "waited_ms": stats.median(metrics.values(measured, "waited_ms")),
                 "llm_calls": cell.medians["llm_calls"],
                 "tool_calls": cell.medians["tool_calls"],
+                "prompt_tokens": cell.medians["prompt_tokens"],
                 "tokens_per_request": cell.medians["tokens_per_request"],
                 "token_overhead": cell.token_overhead_per_request,
                 "ttft_ms": cell.ttft_median,

@@ -42,7 +42,11 @@ RUN_COLUMNS: dict[str, str] = {
     "termination": "why the run ended (stop, max_steps, timeout, ...)",
     "wall_ms": "wall-clock time of the run",
     "cpu_ms": "process CPU time of the engine's process during the run",
-    "overhead_ms": "framework overhead: wall - mock latency - tool time",
+    "overhead_ms": "framework overhead: wall - mock latency - tool time - waits by choice - the "
+    "in-process mock's own handler time (runs recorded before waited_ms: waits included)",
+    "waited_ms": "waits by choice: time the run slept on its own (retry backoff, Retry-After) "
+    "outside tool bodies, never overhead; NA = unknown (a run recorded before waited_ms)",
+    "wait_count": "how many such sleeps (a polling loop shows as many); NA = unknown",
     "tool_ms": "time inside tool bodies",
     "mock_latency_ms": "latency the mock LLM added on purpose",
     "llm_calls": "requests that reached the mock",
@@ -194,14 +198,25 @@ class RunData:
         runs = _conform(self.runs, RUN_COLUMNS)
         if runs is None:
             runs = pd.DataFrame({name: pd.Series(dtype=object) for name in RUN_COLUMNS})
-        for name in ("wall_ms", "cpu_ms", "overhead_ms", "tool_ms", "mock_latency_ms", "ttft_ms"):
+        for name in (
+            "wall_ms",
+            "cpu_ms",
+            "overhead_ms",
+            "tool_ms",
+            "mock_latency_ms",
+            "waited_ms",
+            "ttft_ms",
+        ):
             runs[name] = pd.to_numeric(runs[name], errors="coerce")
-        for name in ("llm_calls", "tool_calls", "prompt_tokens", "completion_tokens"):
+        for name in ("llm_calls", "tool_calls", "prompt_tokens", "completion_tokens", "wait_count"):
             runs[name] = pd.to_numeric(runs[name], errors="coerce")
         missing = runs["overhead_ms"].isna()
         if missing.any():
             derived = (
-                runs["wall_ms"] - runs["mock_latency_ms"].fillna(0) - runs["tool_ms"].fillna(0)
+                runs["wall_ms"]
+                - runs["mock_latency_ms"].fillna(0)
+                - runs["tool_ms"].fillna(0)
+                - runs["waited_ms"].fillna(0)  # unknown waits: left in, as the row had them
             )
             runs.loc[missing, "overhead_ms"] = derived[missing]
         profile = runs["latency_profile"].astype(object)

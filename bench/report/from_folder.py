@@ -45,6 +45,8 @@ _RUN_FIELDS = (
     "cpu_ms",
     "overhead_ms",
     "tool_ms",
+    "waited_ms",
+    "wait_count",
     "mock_latency_ms",
     "llm_calls",
     "tool_calls",

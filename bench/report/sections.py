@@ -52,6 +52,13 @@ P = Paragraph.of
 ChartSlot = Figure | Note
 
 
+WAITS_NOTE = (
+    "waits / run: time a run slept by its own choice (retry backoff, Retry-After) outside tool "
+    "bodies, never framework overhead; – : unknown (runs recorded before waited_ms, whose "
+    "overhead still includes their waits)."
+)
+
+
 def _latency_text(ms: float) -> str:
     if not math.isfinite(ms):
         return "n/a"
@@ -106,8 +113,10 @@ def executive_summary(
             "documentation quality and prompt management: a benchmark cannot time people. "
             "All numbers are from one machine"
             + (
-                f" (yardstick {fmt.ms(facts.yardstick_ms)}: a fixed pure-Python loop; on a "
-                "machine where it is k× slower, the CPU-bound numbers are about k× larger)"
+                f" (yardstick {fmt.ms(facts.yardstick_ms)}: a fixed pure-Python loop, which "
+                "compares machines' tight-loop speed, not a framework's: another CPU can "
+                "change a framework's times by a different factor, so compare ratios within "
+                "a run and read another machine's absolute numbers as that machine's)"
                 if facts.yardstick_ms
                 else ""
             )
@@ -346,7 +355,7 @@ def decision_matrix(matrix: Sequence[Rating]) -> Section:
         ),
         tuple(rows),
         caption="Stars from our numbers by the rule in the last column; 'not measured' where "
-        "this benchmark has no data. The article's stars are its own (see ARTICLE.md).",
+        "this benchmark has no data. The article's stars are its own (docs/article.md).",
         css="decision-matrix",
     )
     return Section(
@@ -520,7 +529,16 @@ def performance(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
     if not steps.empty:
         blocks.append(
             Table(
-                ("engine", "runs", "overhead / step (median)", "p25", "p75", "p95", "CPU / step"),
+                (
+                    "engine",
+                    "runs",
+                    "overhead / step (median)",
+                    "p25",
+                    "p75",
+                    "p95",
+                    "CPU / step",
+                    "waits / run",
+                ),
                 tuple(
                     (
                         r["engine"],
@@ -530,12 +548,14 @@ def performance(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
                         fmt.ms(r["p75_ms"]),
                         fmt.ms(r["p95_ms"]),
                         fmt.ms(r["cpu_median_ms"]),
+                        fmt.ms(r["waited_median_ms"]),
                     )
                     for _, r in steps.iterrows()
                 ),
                 caption="Completed runs of the happy-path scenarios; overhead = run time − mock "
-                "latency − tool time, divided by LLM calls.",
-                numeric=(1, 2, 3, 4, 5, 6),
+                "latency − tool time − waits by choice − the in-process mock's own time, divided "
+                "by LLM calls. " + WAITS_NOTE,
+                numeric=(1, 2, 3, 4, 5, 6, 7),
             )
         )
     for engine, why in analysis.no_completed_run(data).items():
@@ -896,9 +916,11 @@ def per_scenario(data: RunData) -> Section:
                     fmt.ms_range(r["p25_ms"], r["p75_ms"]),
                     fmt.ms(r["p95_ms"]),
                     fmt.ms(r["overhead_step_ms"]),
+                    fmt.ms(r["waited_ms"]),
                     fmt.ms(r["cpu_ms"]),
                     fmt.num(r["llm_calls"], "{:g}"),
                     fmt.num(r["tool_calls"], "{:g}"),
+                    fmt.count(r["prompt_tokens"]),
                     fmt.count(r["tokens_per_request"]),
                     fmt.signed(r["token_overhead"], fmt.count),
                     fmt.ms(r["ttft_ms"]),
@@ -915,16 +937,21 @@ def per_scenario(data: RunData) -> Section:
                     "IQR",
                     "p95",
                     "overhead / step",
+                    "waits / run",
                     "CPU",
                     "LLM calls",
                     "tool calls",
+                    "prompt tokens / run",
                     "tokens / req",
                     "Δ tokens vs raw",
                     "TTFT",
                     "final answer (first run)",
                 ),
                 tuple(rows),
-                numeric=(2, 3, 5, 6, 7, 8, 9, 10, 11, 12),
+                caption="Medians per run. An engine that retries inside its tool node saves LLM "
+                "calls and prompt tokens (compare the columns); its backoff is in waits / run, "
+                "not in the overhead. " + WAITS_NOTE,
+                numeric=(2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
             )
         )
         blocks.extend(_missed_notes(missed, reasons, scenario))

@@ -13,8 +13,8 @@ Two more things every judgement can say:
   a factor k, as a slower (k > 1) or faster (k < 1) CPU would scale them; ``cpu_flips``
   holds, for each direction, the k nearest 1 at which the point verdict changes and what it
   becomes (none where it holds from 1/8× to 8×).
-  A report from another machine is read with its yardstick: the same verdict flips there if
-  its yardstick is k× this one's.
+  On another machine the same verdict flips where that machine runs this code k× slower;
+  its yardstick (a tight loop) is only a rough guide to k (docs/report.md).
 - **the deciding margin** — written by the rule itself (how far its number is from the
   threshold, and e.g. at which LLM latency the verdict would flip).
 """

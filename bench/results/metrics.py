@@ -45,6 +45,7 @@ FULL_METRICS = ("wall_ms", "cpu_ms", "overhead_ms")
 MEDIAN_METRICS = (
     "overhead_per_step_ms",
     "tool_ms",
+    "waited_ms",
     "mock_latency_ms",
     "outer_ms",
     "llm_calls",

@@ -65,6 +65,10 @@ class RunRow(Row):
     outer_ms: float | None = None
     tool_ms: float | None = None
     mock_latency_ms: float | None = None
+    # sleeps the run chose (retry backoff) outside tool bodies; None: a row written before
+    # the field (its overhead_ms then still includes them)
+    waited_ms: float | None = None
+    wait_count: int | None = Field(None, ge=0)
     overhead_ms: float | None = None
     overhead_per_step_ms: float | None = None
     ttft_ms: float | None = None
@@ -431,6 +435,9 @@ class ConfigRecord(BaseModel):
     throughput_engines: list[str] | None = None
     throughput_profiles: list[ThroughputProfileRecord] = None
     footprint: bool = None
+    versions: bool = None
+    shard: str | None = None  # "i/n" (bench.runner.shard); None: a whole run
+    shard_scenarios: list[list[str]] | None = None
     footprint_processes: int = Field(None, ge=0)
     reference_scenario: str | None = None
     ttft: bool = None

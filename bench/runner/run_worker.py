@@ -42,6 +42,13 @@ inside each run are counted (``gc_collections``).
 
 from __future__ import annotations
 
+# ruff: noqa: E402 - the waits accounting is installed before the imports below
+# -- first of all: sleeps a run chooses (retry backoff) are recorded as waits, not overhead;
+# installed before anything binds asyncio.sleep / time.sleep (bench.engines.kit.waits)
+from bench.engines.kit import waits as _waits
+
+_waits.install()
+
 # -- the harness: imported before the engine, so that its cost is the engine's baseline --
 import argparse
 import asyncio
@@ -169,7 +176,8 @@ def record_row(
 
     ``referee``: the in-process mock's (wall, CPU) ms spent answering this run's requests;
     the overhead and the CPU are the engine's without it (``process_cpu_ms`` keeps the whole).
-    Over loopback the mock runs in its own process and is in neither (``None``)."""
+    Over loopback the mock runs in its own process and is in neither (``None``). The overhead
+    also leaves out the run's waits by choice (``waited_ms``: retry backoff)."""
     steps = record.llm_calls
     referee_ms, referee_cpu_ms = referee if referee is not None else (None, None)
     overhead = record.overhead_ms - (referee_ms or 0.0)
@@ -196,6 +204,8 @@ def record_row(
         "outer_ms": outer_ms,
         "tool_ms": record.tool_ms,
         "mock_latency_ms": record.mock_latency_ms,
+        "waited_ms": record.waited_ms,
+        "wait_count": record.wait_count,
         "overhead_ms": overhead,
         "overhead_per_step_ms": overhead / steps if steps else None,
         "ttft_ms": _finite(record.ttft_ms),

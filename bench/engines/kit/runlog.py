@@ -6,7 +6,9 @@ Engines never trust a framework's own account of a run. Instead:
   (the in-process mock's, or a socket transport for loopback), which notes the request body,
   the response status and the time spent waiting;
 - every tool execution goes through ``bench.engines.kit.tools`` which notes name, arguments, outcome and
-  duration.
+  duration;
+- every sleep the run asks for itself (retry backoff, Retry-After) is noted by
+  ``bench.engines.kit.waits`` as a (start, end) interval: a wait by choice, not framework time.
 
 Both write into the ``RunLog`` of the current run, found through a ``ContextVar`` that
 ``Engine.run`` sets. Tasks and threads started by a framework inherit a copy of the context
@@ -65,6 +67,30 @@ class ToolExecution:
         return (self.end - self.started) * 1000
 
 
+def _union(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Disjoint, sorted intervals covering the same time as ``spans``."""
+    merged: list[tuple[float, float]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _outside(span: tuple[float, float], cover: list[tuple[float, float]]) -> float:
+    """Seconds of ``span`` not covered by the disjoint sorted intervals ``cover``."""
+    start, end = span
+    total = max(end - start, 0.0)
+    for c_start, c_end in cover:
+        if c_end <= start:
+            continue
+        if c_start >= end:
+            break
+        total -= min(end, c_end) - max(start, c_start)
+    return max(total, 0.0)
+
+
 @dataclass
 class RunLog:
     """Everything observed during one run."""
@@ -72,6 +98,9 @@ class RunLog:
     exchanges: list[Exchange] = field(default_factory=list)
     tools: list[ToolExecution] = field(default_factory=list)
     tool_calls_by_name: dict[str, int] = field(default_factory=dict)  # drives fail_times
+    # sleeps the run chose (bench.engines.kit.waits): (start, end) perf_counter pairs
+    waits: list[tuple[float, float]] = field(default_factory=list)
+    closed: float | None = None  # perf_counter when the run's log was closed (end_log)
 
     def next_call_number(self, tool: str) -> int:
         """Count one more call of ``tool`` in this run; returns its number, from 1."""
@@ -81,19 +110,25 @@ class RunLog:
 
     def tool_time_ms(self) -> float:
         """Time during which at least one tool was running (overlaps counted once)."""
-        spans = sorted((t.started, t.end) for t in self.tools)
-        total = 0.0
-        cur_start = cur_end = None
-        for start, end in spans:
-            if cur_end is None or start > cur_end:
-                if cur_end is not None:
-                    total += cur_end - cur_start
-                cur_start, cur_end = start, end
-            else:
-                cur_end = max(cur_end, end)
-        if cur_end is not None:
-            total += cur_end - cur_start
-        return total * 1000
+        return (
+            sum(end - start for start, end in _union([(t.started, t.end) for t in self.tools]))
+            * 1000
+        )
+
+    def _wait_spans(self) -> list[tuple[float, float]]:
+        """The recorded waits, cut at the log's close (a sleep outliving its run)."""
+        limit = self.closed if self.closed is not None else float("inf")
+        return [(start, min(end, limit)) for start, end in list(self.waits) if start < limit]
+
+    def waited_ms(self) -> float:
+        """Time spent in waits by choice, outside tool bodies (overlaps counted once)."""
+        tools = _union([(t.started, t.end) for t in self.tools])
+        return sum(_outside(span, tools) for span in _union(self._wait_spans())) * 1000
+
+    def wait_count(self) -> int:
+        """Recorded waits that lasted outside tool bodies (a poll loop shows as many)."""
+        tools = _union([(t.started, t.end) for t in self.tools])
+        return sum(1 for span in self._wait_spans() if _outside(span, tools) > 0)
 
 
 _CURRENT: contextvars.ContextVar[RunLog | None] = contextvars.ContextVar(
@@ -114,10 +149,14 @@ def start_log() -> tuple[RunLog, contextvars.Token]:
 
 
 def end_log(token: contextvars.Token) -> None:
+    """Close the log opened by ``start_log`` (waits after this are not the run's)."""
+    log = _CURRENT.get()
+    if log is not None:
+        log.closed = time.perf_counter()
     _CURRENT.reset(token)
 
 
-def _lib(name: str) -> ModuleType:
+def _lib(name: str) -> Any:  # httpx or httpx2: their classes are chosen at run time
     if name == "httpx2":
         import httpx2
 
@@ -131,8 +170,9 @@ def _lib(name: str) -> ModuleType:
 def recording_transport_class(lib_name: str = "httpx") -> type:
     """A transport of ``lib_name`` (httpx or httpx2) that records, then delegates."""
     lib = _lib(lib_name)
+    base: Any = lib.AsyncBaseTransport
 
-    class RecordingAsyncTransport(lib.AsyncBaseTransport):
+    class RecordingAsyncTransport(base):
         def __init__(self, inner: Any):
             self.inner = inner
 
