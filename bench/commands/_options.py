@@ -10,7 +10,7 @@ from typing import Any
 from bench.errors import UsageError
 
 
-def check_range(option: str, value: int | None, low: int, high: int) -> None:
+def check_range(option: str, value: float | None, low: float, high: float) -> None:
     """A number option outside ``low..high`` is a usage error that names the allowed range."""
     if value is not None and not low <= value <= high:
         raise UsageError(f"{option} must be between {low:,} and {high:,}, not {value:,}")

@@ -431,7 +431,7 @@ class CreateAgentProdEngine(CreateAgentEngine):
         "step limit as recursion_limit"
     )
     custom = True  # False: the built-ins alone
-    stream_modes = ("messages", "updates", "values")  # "updates" carries the interrupts
+    stream_modes: tuple[str, ...] = ("messages", "updates", "values")  # updates: interrupts
 
     def build(self, llm, tools, scenario, settings, history):
         tools = lcb.validated_tools(tools)

@@ -132,7 +132,7 @@ def failed_tool(exc: BaseException, log: Any) -> Outcome | None:
     """A scenario tool's own exception that escaped the framework (the run ended on it)."""
     text = f"{type(exc).__name__}: {exc}"
     seen = {t.error for t in log.tools if not t.ok and t.error}
-    cause = exc
+    cause: BaseException | None = exc
     while cause is not None:
         if f"{type(cause).__name__}: {cause}" in seen:
             return Outcome("failed", None, "tool_error", error=text[:2000])

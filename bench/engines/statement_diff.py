@@ -85,7 +85,7 @@ def flat_statements(body: list[ast.stmt], *, docstring: bool = True) -> list[str
                 out.extend(flat_statements(children))
                 continue
             for child in children:
-                if isinstance(child, ast.excepthandler | ast.match_case):
+                if isinstance(child, ast.ExceptHandler | ast.match_case):
                     out.append(_header(child))
                     out.extend(flat_statements(child.body, docstring=False))
                 else:

@@ -47,6 +47,8 @@ class MockLLM(Protocol):
 
     def count_fault(self, scenario: str, raw: bytes) -> int: ...
 
+    def as_received(self, turn: Turn, messages: list[dict[str, Any]]) -> tuple[Turn, bool]: ...
+
     def finish(
         self,
         where: tuple[str, int, str, bool] | None,

@@ -142,6 +142,7 @@ def request_problem(body: dict[str, Any]) -> Problem | None:
     max_tokens = body.get("max_tokens")
     if not _is(max_tokens, int):
         return _missing("max_tokens") if max_tokens is None else _wrong("max_tokens", int)
+    assert isinstance(max_tokens, int)  # checked above
     if max_tokens < 1:
         return Problem("max_tokens: Input should be greater than or equal to 1", "max_tokens")
     messages = body.get("messages")

@@ -141,7 +141,7 @@ def events(
 ) -> tuple[list[bytes], range]:
     """The SSE events of a streamed answer, and which of them carry the answer (the block
     events from the first delta to the last: where a scripted stream fault may strike)."""
-    message = {
+    message: dict[str, Any] = {
         "id": new_id("msg"),
         "type": "message",
         "role": "assistant",
@@ -158,7 +158,7 @@ def events(
     first_delta: int | None = None
     for index, block in enumerate(reply.blocks):
         if block["type"] == "text":
-            start = {"type": "text", "text": ""}
+            start: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": p} for p in content_pieces(block["text"])]
         else:
             start = {**block, "input": {}}

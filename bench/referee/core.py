@@ -146,9 +146,10 @@ class MockLLM:
         model = body["model"]
         messages = body["messages"]
         name = model.removeprefix(MODEL_PREFIX)
-        scenario = self.scenarios.get(name) if model.startswith(MODEL_PREFIX) else None
+        scenarios = self.scenarios or {}  # loaded in __post_init__ when not given
+        scenario = scenarios.get(name) if model.startswith(MODEL_PREFIX) else None
         if scenario is None:
-            known = ", ".join(sorted(self.scenarios))
+            known = ", ".join(sorted(scenarios))
             return self.finish(
                 None,
                 body,
@@ -257,9 +258,10 @@ class MockLLM:
         tools_tokens = 0
         if tools:
             key = json.dumps(tools, sort_keys=True)
-            tools_tokens = self._tools_tokens.get(key)
-            if tools_tokens is None:
-                tools_tokens = self._tools_tokens[key] = tools_tokens_of(tools)
+            cached = self._tools_tokens.get(key)
+            if cached is None:
+                cached = self._tools_tokens[key] = tools_tokens_of(tools)
+            tools_tokens = cached
         return sum(message_tokens(m) for m in messages) + tools_tokens + REPLY_PRIMING
 
     @staticmethod

@@ -140,18 +140,18 @@ def render(turn: Turn, answered: int, protocol: Protocol) -> Completion:
         text = react_text(turn)
         return Completion({"role": "assistant", "content": text}, "stop", text)
     if not turn.tool_calls:
-        message = {"role": "assistant", "content": turn.content}
-        return Completion(message, "stop", turn.content or "")
+        text_only = {"role": "assistant", "content": turn.content}
+        return Completion(text_only, "stop", turn.content or "")
     if protocol == "functions":
         call = turn.tool_calls[0]
         arguments = call_arguments(call)
-        message = {
+        message: dict[str, Any] = {
             "role": "assistant",
             "content": turn.content,
             "function_call": {"name": call.name, "arguments": arguments},
         }
         return Completion(message, "function_call", (turn.content or "") + call.name + arguments)
-    calls = [
+    calls: list[dict[str, Any]] = [
         {
             "id": call_id(answered, i, call),
             "type": "function",
@@ -162,8 +162,8 @@ def render(turn: Turn, answered: int, protocol: Protocol) -> Completion:
     usage_text = (turn.content or "") + "".join(
         c["function"]["name"] + c["function"]["arguments"] for c in calls
     )
-    message = {"role": "assistant", "content": turn.content, "tool_calls": calls}
-    return Completion(message, "tool_calls", usage_text)
+    reply: dict[str, Any] = {"role": "assistant", "content": turn.content, "tool_calls": calls}
+    return Completion(reply, "tool_calls", usage_text)
 
 
 _WORD = re.compile(r"\s*\S+|\s+")

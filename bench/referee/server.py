@@ -144,7 +144,7 @@ def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starle
     async def models(_: Request) -> Response:
         data = [
             {"id": f"scenario/{name}", "object": "model", "owned_by": "schedbench"}
-            for name in sorted(mock.scenarios)
+            for name in sorted(mock.scenarios or {})
         ]
         return JSONResponse({"object": "list", "data": data})
 
@@ -168,7 +168,7 @@ def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starle
                 f"Invalid method for URL ({where}).",
                 "method_not_allowed",
                 anthropic=anthropic,
-                **exc.headers,
+                **(exc.headers or {}),
             )
         return _error_response(exc.status_code, str(exc.detail), "http_error", anthropic=anthropic)
 
@@ -337,6 +337,7 @@ def start_server_process(
     with log.open("ab") as err:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True)
     deadline = time.monotonic() + timeout_s
+    assert process.stdout is not None  # stdout=PIPE
     line = process.stdout.readline()
     if not line.startswith(READY_PREFIX) or time.monotonic() > deadline:
         process.kill()

@@ -187,7 +187,9 @@ def request_problem(body: dict[str, Any], *, deep: bool = False) -> Problem | No
     if not _optional(options, dict):
         return _wrong("stream_options", "an object", options)
     if not _optional((options or {}).get("include_usage"), bool):
-        return _wrong("stream_options.include_usage", "a boolean", options["include_usage"])
+        return _wrong(
+            "stream_options.include_usage", "a boolean", (options or {}).get("include_usage")
+        )
     if not _optional(body.get("tool_choice"), (str, dict)):
         return _wrong("tool_choice", "a string or an object", body["tool_choice"])
     return None

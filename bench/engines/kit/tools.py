@@ -164,6 +164,7 @@ class ScenarioTool:
             elif self.behavior.results:
                 result = self._recorded_result(args, earlier)
             else:
+                assert self._result is not None  # a fixed result: serialised in __init__
                 result = self._result
             execution.ok = True
             return result
@@ -199,6 +200,7 @@ class ScenarioTool:
             elif self.behavior.results:
                 result = self._recorded_result(args, earlier)
             else:
+                assert self._result is not None  # a fixed result: serialised in __init__
                 result = self._result
             execution.ok = True
             return result
