@@ -11,6 +11,7 @@ from typing import Any
 from bench.commands import _handlers as handler_options
 from bench.commands._options import check_range, defaults_of, writable_dir
 from bench.errors import UsageError
+from bench.runner.phases.load import plan as loadplan
 from bench.runner.plan import RunConfig
 from bench.runner.shard import Shard, shard_config
 
@@ -25,6 +26,15 @@ _Q = RunConfig.quick_defaults()
 def _list(values: tuple[float, ...]) -> str:
     return ",".join(f"{v:g}" for v in values)
 
+
+# the load phase's search, as its help describes it (bench.runner.phases.load.plan)
+_COMMON, _STEP, _RES, _MULTI, _CONFIRM = (
+    loadplan.COMMON_RATE,
+    loadplan.STEP,
+    loadplan.RESOLUTION,
+    loadplan.MULTI_RESOLUTION,
+    loadplan.CONFIRM_WINDOW,
+)
 
 # bounds of the load phase's numbers (bench.runner.phases.load.plan keeps the same)
 _MAX_RATE = 5000.0
@@ -70,9 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--latency",
-        choices=["zero", "realistic", "recorded", "both"],
-        help="mock LLM latency profile of the suite (default zero; throughput uses zero and "
-        "realistic; both = zero and realistic; recorded = each turn's recorded timing)",
+        type=_latency,
+        help="mock LLM latency profile of the suite: zero (default), realistic, recorded (each "
+        "turn's recorded timing), both (zero and realistic), or your model's as "
+        "custom:ttft:MS,tps:N,jitter:F (docs/workload.md); throughput uses zero and realistic",
     )
     parser.add_argument(
         "--transport", choices=["inprocess", "loopback"], help="how engines reach the mock"
@@ -136,8 +147,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     load.add_argument(
         "--load-rates",
-        help=f"offered rates in runs/s, comma-separated, each up to {_MAX_RATE:g} "
-        f"(default {_list(_D['load_rates'])}; --quick: {_list(_Q['load_rates'])})",
+        help=f"offered rates in runs/s, comma-separated, each up to {_MAX_RATE:g}: walk this "
+        "grid (up while sustained, down while not) instead of searching. Default: search each "
+        f"capacity — a level at {_COMMON:g} runs/s (the rate CPU per run is compared at; it "
+        f"calibrates the first guess), then up or down by ×{_STEP:g} and a log-scale "
+        f"bisection until sustained and not-sustained rates are within ×{_RES:g} (±10 %%), "
+        f"both ends confirmed by a {_CONFIRM:g}× longer second level; more processes: "
+        f"within ×{_MULTI:g}, unconfirmed. 6-9 levels (~9 s each) per engine in one process, 2-5 in "
+        f"more (--quick: {_list(_Q['load_rates'])})",
     )
     load.add_argument(
         "--load-processes",
@@ -147,8 +164,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     load.add_argument(
         "--load-window",
         type=float,
-        help=f"seconds of measured arrivals per level, {_WINDOW[0]:g}..{_WINDOW[1]:g} "
-        f"(default {_D['load_window_s']:g}; --quick: {_Q['load_window_s']:g})",
+        help=f"seconds of measured arrivals per level, {_WINDOW[0]:g}..{_WINDOW[1]:g}; the "
+        "search wants 5 or more (a 1 s window passes an engine 5 %% over capacity most of "
+        f"the time) (default {_D['load_window_s']:g}; --quick: {_Q['load_window_s']:g})",
     )
     load.add_argument(
         "--load-budget",
@@ -171,6 +189,21 @@ def _names(value: str | None, valid: tuple[str, ...], what: str) -> tuple[str, .
             f"unknown {what[:-1]} {', '.join(map(repr, unknown))}; valid {what}: {', '.join(valid)}"
         )
     return names
+
+
+def _latency(value: str) -> str:
+    """A ``--latency`` value: ``both``, or a profile ``LatencyProfile.named`` knows."""
+    from bench.referee.latency import LatencyProfile
+
+    if value == "ttft":
+        raise argparse.ArgumentTypeError("ttft is the TTFT phase's profile, not the suite's")
+    if value == "both":
+        return value
+    try:
+        LatencyProfile.named(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def _levels(value: str | None) -> tuple[int, ...] | None:

@@ -18,7 +18,8 @@ attribute, ``None`` or NaN is "not measured". Statistics come from ``bench.resul
   depths, and the share of a run's time per package group (``profile_shares``).
 - the **load phase**: a level judged (``load_level``: percentiles from each run's scheduled
   start, CPU per run under load, sustained or not), the **capacity** of a sweep at the
-  latency target (``capacity``: the highest sustained rate, cores needed for 100 runs/s),
+  latency target (``capacity``: the bracket [highest sustained rate, lowest not
+  sustained], cores needed for 100 runs/s), re-judged at other targets (``capacity_at``),
   the rate an engine **saturates** at (``saturation_rate``), one engine's **tail** against
   another's at each rate (``tail_ratio``) and the **mock's ceiling** (``mock_ceilings``).
 """
@@ -840,6 +841,32 @@ class Capacity:
         """Sustained the highest rate tried: the capacity is at least ``rate``."""
         return self.rate is not None and self.above is None
 
+    @property
+    def resolution(self) -> float | None:
+        """``above`` ÷ ``rate``: how wide the bracket is (None: open at one end)."""
+        if self.rate is None or self.above is None:
+            return None
+        return self.above / self.rate
+
+    @property
+    def plus_minus(self) -> float | None:
+        """The bracket as ± around its geometric middle: √(above ÷ rate) − 1 (0.08: ±8 %)."""
+        r = self.resolution
+        return None if r is None else math.sqrt(r) - 1
+
+    @property
+    def text(self) -> str:
+        """The capacity as its bracket: ``sustains 74, not 86 (±8 %)``; ``≥ 400 (the highest
+        tried)``; ``< 10 (none sustained)``."""
+        if self.rate is None:
+            return f"< {self.below_all:g} (none sustained)"
+        if self.above is None:
+            return f"≥ {self.rate:g} (the highest tried)"
+        pm = self.plus_minus
+        return f"sustains {self.rate:g}, not {self.above:g}" + (
+            f" (±{pm * 100:.0f} %)" if pm is not None else ""
+        )
+
     def cores_for(
         self, runs_per_s: float = CAPACITY_RATE, *, measured_at: float | None = None
     ) -> stats.Estimate | None:
@@ -853,7 +880,8 @@ class Capacity:
 
 def common_rate(*sweeps: Capacity) -> float | None:
     """The highest rate every sweep sustained (None: there is none): where their CPU per
-    run compares like for like."""
+    run compares like for like. A searched sweep (``loadplan.search``) starts with a level
+    at ``loadplan.COMMON_RATE``, so sweeps that all sustained it share at least that one."""
     shared = set.intersection(*(set(c.cpu_ms_by_rate) for c in sweeps)) if sweeps else set()
     return max(shared) if shared else None
 
@@ -863,7 +891,9 @@ def capacity(levels: Sequence[LoadLevel]) -> Capacity:
 
     ``rate`` is the highest sustained rate below the lowest rate that was not sustained
     (noise cannot lift it over a failure), ``above`` that lowest failure: the true capacity
-    lies in [``rate``, ``above``) on this grid. Cores for 100 runs/s use the CPU per run
+    lies in the bracket [``rate``, ``above``), ``resolution`` wide (the search of
+    ``loadplan.search`` narrows it to ``loadplan.RESOLUTION``; a grid leaves it at the
+    grid's step). A rate measured twice counts its latest level (a confirmation). Cores for 100 runs/s use the CPU per run
     measured under load at ``rate`` (its interval: a bootstrap over the 100 ms slices of
     the level's throughput interval).
     """
@@ -888,6 +918,54 @@ def capacity(levels: Sequence[LoadLevel]) -> Capacity:
         contended=any(v.contended for v in (best, above) if v is not None),
         cpu_ms_by_rate={v.rate: v.cpu_ms_per_run for v in passed},
     )
+
+
+def verdict_at(level: LoadLevel, factor: float) -> bool | None:
+    """The level re-judged with the target at ``factor`` × its scripted latency: True,
+    False, or None when its record cannot tell. A level that stopped early on its p95
+    fails every target up to its own (its percentiles are lower bounds) and is unknown
+    above it; one stopped on errors fails every target (bad runs do not depend on it)."""
+    if not math.isfinite(level.scripted_ms) or not level.scripted_ms > 0:
+        return None
+    target = level.scripted_ms * factor
+    if level.stopped:
+        if level.stopped == "errors":
+            return False
+        return False if target <= level.target_ms * (1 + 1e-9) else None
+    others = [w for w in level.why_not if w != "p95 over the target"]
+    return not others and level.p95.point <= target
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """A capacity re-judged at another target (``capacity_at``): the highest rate sustained
+    below the lowest rate known to fail, that rate, and how many levels could not be
+    re-judged (their verdict unknown)."""
+
+    factor: float
+    sustained: float | None
+    fails: float | None
+    unknown: int
+    lowest: float  # the lowest rate measured
+
+
+def capacity_at(levels: Sequence[LoadLevel], factor: float) -> Bracket:
+    """The sweep's capacity with the target at ``factor`` × the scripted latency, from the
+    levels' records (``verdict_at``); levels whose verdict is unknown count for nothing."""
+    verdicts = {v.rate: verdict_at(v, factor) for v in levels}
+    failed = [r for r, ok in verdicts.items() if ok is False]
+    fails = min(failed) if failed else None
+    passed = [r for r, ok in verdicts.items() if ok and (fails is None or r < fails)]
+    return Bracket(
+        factor=factor,
+        sustained=max(passed) if passed else None,
+        fails=fails,
+        unknown=sum(1 for ok in verdicts.values() if ok is None),
+        lowest=min(verdicts) if verdicts else math.nan,
+    )
+
+
+SENSITIVITY_FACTORS = (1.1, 1.2, 1.5)  # targets the capacity is re-judged at (× scripted)
 
 
 def capacities(levels: Iterable[LoadLevel]) -> dict[LoadKey, Capacity]:

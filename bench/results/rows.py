@@ -135,6 +135,7 @@ class LoadRow(Row):
     stream: bool | None = None  # mock: the probe's requests streamed (SSE) or not
     # -- level: the schedule ------------------------------------------------------------
     seed: int | None = None
+    trial: int | None = Field(None, ge=0)  # 1: a confirmation (longer window, fresh arrivals)
     scripted_ms: float | None = None  # the mock's scripted latency of one run
     target_ms: float | None = None  # the latency target: scripted_ms × target factor
     ramp_s: float | None = None  # unmeasured arrivals before the window

@@ -203,24 +203,20 @@ def capacity_table(levels: list[Any]) -> Any:
 
     caps = metrics.capacities(levels)
     target = next(iter(caps.values())).target_ms if caps else None
+    profiles = ", ".join(sorted({level.profile for level in levels})) or "the load"
     table = Table(
-        title=f"Load: highest offered rate with p95 ≤ {fmt.ms(target, seconds_from=1000)} "
-        "(open loop, realistic mock; ≥ = the highest rate tried)"
+        title=f"Load: the offered rate sustained with p95 ≤ {fmt.ms(target, seconds_from=1000)} "
+        f"(open loop, the {profiles} mock profile)"
     )
-    for column in ("engine", "processes", "runs/s", "next rate", "p95 there", "CPU/run",
+    for column in ("engine", "processes", "capacity (runs/s)", "p95 there", "CPU/run",
                    "cores for 100 runs/s", "caveats"):  # fmt: skip
         table.add_column(column, justify="left" if column == "engine" else "right")
     for (engine, processes), cap in caps.items():
-        if cap.rate is None:
-            rate = f"< {cap.below_all:g}"
-        else:
-            rate = ("≥ " if cap.censored else "") + f"{cap.rate:g}"
         cores = cap.cores_for()
         table.add_row(
             engine,
             str(processes),
-            rate,
-            fmt.num(cap.above, "{:g}"),
+            cap.text,
             fmt.ms(cap.p95.point if cap.p95 else None, seconds_from=1000),
             fmt.ms(cap.cpu_ms_per_run.point if cap.cpu_ms_per_run else None),
             fmt.num(cores.point if cores else None, "{:.2f}"),

@@ -90,21 +90,24 @@ class RunConfig:
     fault_confirm: int = 2
     outcome_lanes: int = 6
     # the open-loop load phase (load.jsonl; bench.runner.phases.load.phase): Poisson arrivals at a
-    # sweep of offered rates, one process and one per core, the mock on the load profile
+    # searched (or given) series of offered rates, one process and one per core, the mock on
+    # the load profile
     load: bool = True
     load_engines: tuple[str, ...] | None = None  # None: the registry's default set
     load_scenario: str = field(default_factory=lambda: str(reference_scenario()))
     load_latency: str = "realistic"
-    load_rates: tuple[float, ...] = (10.0, 25.0, 50.0, 100.0, 200.0, 400.0)  # runs/s
-    load_start_rate: float = 50.0  # where each one-process sweep starts
+    # runs/s; empty: search each capacity (loadplan.search: the common rate, then a
+    # bisection to ±10 %); given: walk that grid (loadplan.sweep)
+    load_rates: tuple[float, ...] = ()
+    load_start_rate: float = 50.0  # where each one-process walk of a grid starts
     load_processes: tuple[int, ...] | None = None  # None: 1 and the machine's cores
-    load_window_s: float = 1.0  # measurement window (longer at low rates: load_min_runs)
+    load_window_s: float = 5.0  # measurement window (longer at low rates: load_min_runs)
     load_min_runs: int = 30  # measured runs per level at least (the window grows)
-    load_ramp: float = 1.0  # unmeasured arrivals before the window, in scripted run times
+    load_ramp: float = 0.5  # unmeasured arrivals before the window, in scripted run times
     load_target_factor: float = 1.2  # p95 target = the scenario's scripted latency × this
     load_timeout_factor: float = 2.0  # a measured run still running at target × this is cut
     load_max_arrivals: int = 8000  # per process and level
-    load_budget_s: float = 420.0  # engines left when the phase has run this long are skipped
+    load_budget_s: float = 600.0  # engines left when the phase has run this long are skipped
     load_probe_s: float = 1.0  # the bare client's mock-ceiling probe, per mode (JSON, streamed)
 
     @classmethod
@@ -194,6 +197,23 @@ class Plan:
         return sum(b.est_s for b in self.batches)
 
 
+def _profile_step_s(latency: str) -> float:
+    """One LLM step's scripted wait under a profile: realistic's, or a named or custom
+    profile's time to the first token plus ~30 tokens (recorded timings are added per turn)."""
+    if latency in ("zero", "recorded"):
+        return 0.0
+    if latency == "realistic":
+        return _REALISTIC_STEP_S
+    from bench.referee import LatencyProfile
+
+    try:
+        profile = LatencyProfile.named(latency)
+    except ValueError:
+        return _REALISTIC_STEP_S  # an unknown name fails later, where it is used
+    rest = 30 / profile.tokens_per_s if profile.tokens_per_s else 0.0
+    return profile.ttft_ms / 1000 + rest
+
+
 def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
     """A rough upper estimate of one run's duration, from what the scenario scripts.
 
@@ -205,7 +225,7 @@ def estimate_run_s(scenario: Scenario, latency: str = "zero") -> float:
     """
     limits = scenario.limits
     tools = scenario.tool_map
-    step_s = _STEP_S + (_REALISTIC_STEP_S if latency == "realistic" else 0.0)
+    step_s = _STEP_S + _profile_step_s(latency)
 
     def turn_cost(turn: Any) -> float:
         cost = step_s + (turn.latency_ms or 0.0) / 1000

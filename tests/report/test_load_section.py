@@ -63,7 +63,7 @@ def test_the_section_gives_the_capacity_of_every_sweep():
     rows = {(r[0], r[2]): r for r in table.rows}
     for (engine, processes), cap in metrics.capacities(data.load_levels).items():
         row = rows[(engine, str(processes))]
-        assert row[3] == load_section.capacity_text(cap)
+        assert row[3] == cap.text
         assert row[4] == (f"{cap.above:g}" if cap.above is not None else "–")
     assert section.subsections[0].title == "Every level"
     details = section.subsections[0].blocks[0]
@@ -91,3 +91,38 @@ def capacity_of(data, engine, processes):
 def test_a_run_without_a_load_phase_says_so():
     section = load_section.load_phase(make(Params(repeats=3, with_optional=False)), {})
     assert section.blocks == (Note("No load phase in this run (load.jsonl)."),)
+
+
+def test_every_capacity_is_printed_as_its_bracket_beside_the_hosts_ceiling():
+    caps = metrics.capacities(levels())
+    raw = caps[("raw", 1)]
+    assert raw.text == "sustains 100, not 200 (±41 %)"
+    top = metrics.Capacity("x", 1, 2400.0, 400.0, None, None, None, None, False, False)
+    assert top.text == "≥ 400 (the highest tried)"
+    none = metrics.Capacity("x", 1, 2400.0, None, 10.0, 10.0, None, None, False, False)
+    assert none.text == "< 10 (none sustained)"
+    section = load_section.load_phase(make(Params(repeats=3)), {})
+    table = next(b for b in section.blocks if isinstance(b, Table))
+    column = table.columns.index("host's ceiling (bare loop)")
+    hosts = load_section.host_ceilings(metrics.capacities(make(Params(repeats=3)).load_levels))
+    for row in table.rows:
+        assert row[column] == hosts[int(row[2])]
+    assert "CPU per run at the common rate" in table.columns
+
+
+def test_the_sensitivity_row_rejudges_each_sweep_and_never_invents():
+    b = metrics.Bracket(1.5, 74.0, None, 1, 10.0)
+    assert load_section.bracket_text(b) == "≥ 74 (higher unknown)"
+    assert load_section.bracket_text(metrics.Bracket(1.1, 60.0, 74.0, 0, 10.0)) == "60–74"
+    top = metrics.Bracket(1.5, 74.0, None, 0, 10.0)
+    assert load_section.bracket_text(top) == "≥ 74 (the highest tried)"
+    assert load_section.bracket_text(metrics.Bracket(1.1, None, 10.0, 0, 10.0)) == "< 10"
+    assert load_section.bracket_text(metrics.Bracket(1.5, None, None, 3, 10.0)) == "unknown"
+    section = load_section.load_phase(make(Params(repeats=3)), {})
+    sens = next(
+        b for b in section.blocks if isinstance(b, Table) and "p95 ≤ 1.1× scripted" in b.columns
+    )
+    assert [c for c in sens.columns if c.startswith("p95")] == [
+        f"p95 ≤ {f:g}× scripted" for f in metrics.SENSITIVITY_FACTORS
+    ]
+    assert len(sens.rows) == len(metrics.by_sweep(make(Params(repeats=3)).load_levels))

@@ -216,3 +216,65 @@ def test_the_csv_record_has_every_column():
     assert list(record) == metrics.LOAD_COLUMNS
     assert record["sustained"] is True and record["why_not"] == ""
     assert record["p95_ci_low"] <= record["p95_ms"] <= record["p95_ci_high"]
+
+
+def test_a_capacity_is_a_bracket_with_its_resolution():
+    levels = [
+        metrics.load_level(level_row(rate=10.0)),
+        metrics.load_level(level_row(rate=74.0)),
+        metrics.load_level(level_row(rate=86.0, latencies=[3000.0] * 50)),
+    ]
+    cap = metrics.capacity(levels)
+    assert (cap.rate, cap.above) == (74.0, 86.0)
+    assert cap.resolution == pytest.approx(86 / 74)
+    assert cap.plus_minus == pytest.approx(math.sqrt(86 / 74) - 1)  # ±7.8 %
+    top = metrics.capacity(levels[:2])
+    assert top.resolution is None and top.plus_minus is None
+
+
+def test_searched_sweeps_compare_cpu_at_their_common_level():
+    # two searches: a level at the common rate each, then rates of their own
+    ours = metrics.capacity(
+        [metrics.load_level(level_row("scheduler", r)) for r in (10.0, 120.0, 140.0)]
+    )
+    theirs = metrics.capacity(
+        [
+            metrics.load_level(level_row("lc", 10.0)),
+            metrics.load_level(level_row("lc", 21.0)),
+            metrics.load_level(level_row("lc", 25.0, latencies=[3000.0] * 50)),
+        ]
+    )
+    assert metrics.common_rate(ours, theirs) == 10.0
+    assert ours.cores_for(measured_at=10.0) is not None
+
+
+def test_a_level_rejudged_at_other_targets():
+    # 2,100-2,149 ms on 2,000 scripted: p95 2,146.55 — within 1.1× (2,200) and above
+    fine = metrics.load_level(level_row())
+    assert [metrics.verdict_at(fine, f) for f in (1.05, 1.1, 1.2, 1.5)] == [
+        False, True, True, True,
+    ]  # fmt: skip
+    slow = metrics.load_level(level_row(latencies=[2000.0] * 40 + [2500.0] * 10))
+    assert [metrics.verdict_at(slow, f) for f in (1.1, 1.2, 1.3)] == [False, False, True]
+    # an early stop at the 1.2× target: fails 1.1× and 1.2×, unknown above — never invented
+    stopped = metrics.load_level(level_row(stopped="p95 over the target", interval_s=0.3))
+    assert [metrics.verdict_at(stopped, f) for f in (1.1, 1.2, 1.5)] == [False, False, None]
+    errors = metrics.load_level(level_row(stopped="errors", interval_s=0.3, failed=5))
+    assert [metrics.verdict_at(errors, f) for f in (1.1, 1.5)] == [False, False]
+    # bad runs fail every target, however fast the rest
+    bad = metrics.load_level(level_row(ok=40, wrong=10, latencies=[2100.0] * 40))
+    assert metrics.verdict_at(bad, 1.5) is False
+
+
+def test_the_capacity_at_other_targets_leaves_unknown_levels_out():
+    levels = [
+        metrics.load_level(level_row(rate=10.0)),
+        metrics.load_level(level_row(rate=50.0, latencies=[2000.0] * 40 + [2500.0] * 10)),
+        metrics.load_level(level_row(rate=70.0, stopped="p95 over the target", interval_s=0.3)),
+    ]
+    at = {f: metrics.capacity_at(levels, f) for f in metrics.SENSITIVITY_FACTORS}
+    assert (at[1.1].sustained, at[1.1].fails, at[1.1].unknown) == (10.0, 50.0, 0)
+    assert (at[1.2].sustained, at[1.2].fails) == (10.0, 50.0)
+    # at 1.5×, 50 passes, and 70 (stopped at 1.2×) is unknown: "≥ 50", no upper end
+    assert (at[1.5].sustained, at[1.5].fails, at[1.5].unknown) == (50.0, None, 1)
+    assert metrics.capacity(levels).rate == at[1.2].sustained

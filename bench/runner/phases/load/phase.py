@@ -6,18 +6,23 @@ After the suite (and TTFT, throughput), for each load engine (``bench.runner.pha
    loopback port (``bench.referee.pool``); a bare client first measures its ceiling
    (two ``kind: "mock"`` rows: JSON and streamed replies);
 2. one fresh worker (``bench.runner.run_worker``, loopback transport) prepares the engine's
-   agent and plays the one-process sweep: a level per offered rate, from
-   ``load_start_rate`` up the grid while the engine sustains the rate, down while it does
-   not (``loadplan.sweep``); each level is one ``kind: "level"`` row of load.jsonl;
-3. more workers join (as many as the machine has cores) and the multi-process sweep starts
-   at the first rate one process could not sustain; the arrivals are split over the
-   processes as independent seeded Poisson streams, started together (a shared wall-clock
-   start time).
+   agent and plays the one-process sweep, a level per offered rate, each one
+   ``kind: "level"`` row of load.jsonl. Without ``load_rates`` (the default) the sweep is
+   the search of ``loadplan.search``: the common rate first (its CPU per run calibrates the
+   next rate), then a bracket and a bisection to ``loadplan.RESOLUTION``, both ends
+   confirmed by a longer second trial (``trial: 1``). With ``load_rates`` it walks that
+   grid from ``load_start_rate``, up while the engine sustains the rate, down while it
+   does not (``loadplan.sweep``);
+3. more workers join (as many as the machine has cores) for the multi-process sweep: the
+   same search, coarser (``MULTI_RESOLUTION``), without the confirmations, its first guess
+   at most the one-process capacity × the processes (or, on a grid, a walk from the first
+   rate one process could not sustain); the arrivals are split over the processes as independent
+   seeded Poisson streams, started together (a shared wall-clock start time).
 
 Every level is bounded (its arrivals are counted before it starts, and it ends at the
-latest ``timeout`` after its window), every sweep by the grid, the phase by
-``load_budget_s``: engines left when it is spent are skipped, and the outcome says so.
-A worker that dies costs its level (a ``crashed: true`` row) and ends that sweep.
+latest ``timeout`` after its window), every sweep by the grid or ``SEARCH_MAX_LEVELS``,
+the phase by ``load_budget_s``: engines left when it is spent are skipped, and the outcome
+says so. A worker that dies costs its level (a ``crashed: true`` row) and ends that sweep.
 ``--resume`` replays the verdicts of the levels already measured and measures only the
 missing ones.
 """
@@ -25,9 +30,10 @@ missing ones.
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +45,7 @@ from bench.referee.transport import BASE_URL
 from bench.results import metrics, stats
 from bench.results.files import LOAD, LOAD_KEY, dumps_line
 from bench.results.rows import LoadRow, key_of, latest
+from bench.runner.metadata import machine_cores
 from bench.runner.phases.load import plan as loadplan
 from bench.runner.plan import RunConfig, measured
 from bench.runner.process import SPAWN_TIMEOUT_S, WorkerError, WorkerProcess
@@ -192,8 +199,6 @@ class LoadPhase:
         if config.load_scenario not in self.scenarios:
             where = config.scenario_dir or "scenarios/"
             return f"no scenario {config.load_scenario!r} in {where}"
-        if not self.grid:
-            return "no load rates"
         return None
 
     def run(self) -> LoadOutcome:
@@ -234,10 +239,18 @@ class LoadPhase:
             self.store.sync()
         return self.outcome
 
+    @property
+    def searching(self) -> bool:
+        """No grid given: each sweep is ``loadplan.search``."""
+        return not self.grid
+
     def _estimate_s(self) -> float:
-        """A rough duration for the progress bar: three levels per sweep and a spawn."""
-        level = self._level(self.grid[len(self.grid) // 2], 1)
-        return len(self.engines) * len(self.processes) * (3 * level.est_s + 2.0) + 6.0
+        """A rough duration for the progress bar: per sweep three levels on a grid, five
+        (one process) or four searched, and a spawn."""
+        rate = self.grid[len(self.grid) // 2] if self.grid else loadplan.COMMON_RATE * 5
+        level = self._level(rate, 1)
+        per_sweep = [(5 if p == 1 else 4) if self.searching else 3 for p in self.processes]
+        return len(self.engines) * sum(n * level.est_s + 2.0 for n in per_sweep) + 6.0
 
     # -- the mock's ceiling -------------------------------------------------------------
 
@@ -352,50 +365,117 @@ class LoadPhase:
         """The engine's sweeps: one process, then more (workers start when first needed)."""
         workers: list[Any] = []
 
-        def measure(rate: float, processes: int) -> bool | None:
+        def measure(rate: float, processes: int, trial: int = 0) -> metrics.LoadLevel | None:
             if len(workers) < processes:
                 try:
                     workers.extend(self._spawn(engine, processes - len(workers)))
                 except WorkerError as exc:
                     self._lost(engine, processes, rate, f"workers could not start: {exc}")
                     return None
-            verdict = self._measure(engine, processes, rate, workers[:processes])
-            if verdict is None:  # a worker died: the others go too
+            judged = self._measure(engine, processes, rate, workers[:processes], trial)
+            if judged is None:  # a worker died: the others go too
                 workers.clear()
-            return verdict
+            return judged
 
         one_process: dict[float, bool] = {}
+        searched: dict[float, loadplan.Trial] = {}
         try:
             for processes in self.processes:
                 self.progress.describe(f"{engine} · {processes} process(es)")
-                start = self.config.load_start_rate
-                if processes > 1 and one_process:
-                    start = loadplan.sweep_start(self.grid, start, one_process)
-                start = min(self.grid, key=lambda r: abs(r - start))
-                results = loadplan.sweep(
-                    self.grid,
-                    start,
-                    lambda rate, p=processes: measure(rate, p),
-                    self._known(engine, processes),
-                )
-                if processes == 1:
-                    one_process = results
+                if self.searching:
+                    found = self._search(engine, processes, measure, searched)
+                    if processes == 1:
+                        searched = found
+                else:
+                    results = self._sweep(engine, processes, measure, one_process)
+                    if processes == 1:
+                        one_process = results
                 self.progress.advance(0.0, 1)
         finally:
             for worker in workers:
                 worker.close()
 
-    def _known(self, engine: str, processes: int) -> dict[float, bool]:
-        """Verdicts of the levels of this sweep already in load.jsonl (a resumed run)."""
+    def _sweep(
+        self,
+        engine: str,
+        processes: int,
+        measure: Callable[..., metrics.LoadLevel | None],
+        one_process: dict[float, bool],
+    ) -> dict[float, bool]:
+        """A walk over the explicit grid (``loadplan.sweep``)."""
+        start = self.config.load_start_rate
+        if processes > 1 and one_process:
+            start = loadplan.sweep_start(self.grid, start, one_process)
+        start = min(self.grid, key=lambda r: abs(r - start))
+
+        def verdict(rate: float) -> bool | None:
+            judged = measure(rate, processes)
+            return None if judged is None else judged.sustained
+
+        known = {rate: t.sustained for rate, t in self._known(engine, processes).items()}
+        return loadplan.sweep(self.grid, start, verdict, known)
+
+    def search_ceiling(self, processes: int) -> float:
+        """The highest rate the search offers ``processes``: ``SEARCH_CEILING``, and 90 %
+        of what a confirmation's arrivals (``load_max_arrivals`` per process) can hold."""
+        scripted_s = self.scripted_ms / 1000
+        config = self.config
+        target_s = scripted_s * config.load_target_factor
+        duration = (
+            config.load_ramp * scripted_s
+            + config.load_window_s * loadplan.CONFIRM_WINDOW
+            + max(scripted_s, config.load_timeout_factor * target_s)
+        )
+        held = 0.9 * processes * config.load_max_arrivals / duration
+        return loadplan.nice_rate(min(loadplan.SEARCH_CEILING, held))
+
+    def _search(
+        self,
+        engine: str,
+        processes: int,
+        measure: Callable[..., metrics.LoadLevel | None],
+        one_process: Mapping[float, loadplan.Trial] | None = None,
+    ) -> dict[float, loadplan.Trial]:
+        """The default sweep (``loadplan.search``): one process confirms the bracket's ends;
+        more processes do not, and start from the one-process capacity × their count (the
+        phase's time budget)."""
+        prior = None
+        if processes > 1 and one_process:
+            lo, _hi = loadplan.bracket(one_process)
+            if lo is not None:
+                prior = lo * min(processes, machine_cores())
+
+        def trial(step: loadplan.Step) -> loadplan.Trial | None:
+            judged = measure(step.rate, processes, 1 if step.confirm else 0)
+            return None if judged is None else _trial(judged, step.confirm)
+
+        return loadplan.search(
+            trial,
+            self._known(engine, processes),
+            # CPU per run is compared at the common rate in one process; more processes
+            # start at the one-process capacity × their count instead (the phase's budget)
+            common=None if prior is not None else loadplan.COMMON_RATE,
+            cores=float(min(processes, machine_cores())),
+            confirm=processes == 1,
+            resolution=loadplan.RESOLUTION if processes == 1 else loadplan.MULTI_RESOLUTION,
+            max_levels=loadplan.SEARCH_MAX_LEVELS if processes == 1 else loadplan.MULTI_MAX_LEVELS,
+            prior=prior,
+            ceiling=self.search_ceiling(processes),
+        )
+
+    def _known(self, engine: str, processes: int) -> dict[float, loadplan.Trial]:
+        """The levels of this sweep already in load.jsonl (a resumed run), each rate's
+        latest: a confirmation replaces its first trial."""
         out = {}
         for key, row in self._done.items():
             if key[0] == "level" and key[1] == engine and key[5] == processes:
-                out[float(row.rate)] = metrics.load_level(row, seed=self.config.seed).sustained
+                judged = metrics.load_level(row, seed=self.config.seed)
+                out[float(row.rate)] = _trial(judged, bool(row.trial))
         return out
 
     # -- one level ----------------------------------------------------------------------
 
-    def _level(self, rate: float, processes: int) -> loadplan.Level:
+    def _level(self, rate: float, processes: int, trial: int = 0) -> loadplan.Level:
         config = self.config
         return loadplan.level_plan(
             rate,
@@ -409,6 +489,7 @@ class LoadPhase:
             timeout_factor=config.load_timeout_factor,
             error_budget=metrics.LOAD_ERROR_BUDGET,
             max_arrivals=config.load_max_arrivals,
+            trial=trial,
         )
 
     def _ids(self, engine: str, processes: int, rate: float) -> dict[str, Any]:
@@ -423,12 +504,15 @@ class LoadPhase:
             "stream": None,
         }
 
-    def _measure(self, engine: str, processes: int, rate: float, workers: list[Any]) -> bool | None:
-        """One level into load.jsonl; its verdict (None: lost to a worker crash)."""
+    def _measure(
+        self, engine: str, processes: int, rate: float, workers: list[Any], trial: int = 0
+    ) -> metrics.LoadLevel | None:
+        """One level into load.jsonl, judged (None: lost to a worker crash)."""
         assert self._pool is not None
-        level = self._level(rate, processes)
+        level = self._level(rate, processes, trial)
         ids = self._ids(engine, processes, rate)
-        self.progress.describe(f"{engine} · {processes} process(es) · {rate:g} runs/s")
+        again = " (confirming)" if trial else ""
+        self.progress.describe(f"{engine} · {processes} process(es) · {rate:g} runs/s{again}")
         start_at = time.time() + 0.3
         pids = [w.pid for w in workers]
         cpu_before, wall, host_before = self._pool.cpu_s(), time.monotonic(), host_busy_s()
@@ -463,6 +547,7 @@ class LoadPhase:
             **ids,
             **aggregate(parts),
             "seed": self.config.seed,
+            "trial": trial,
             "scripted_ms": self.scripted_ms,
             "target_ms": self.target_ms,
             "ramp_s": level.ramp_s,
@@ -482,11 +567,11 @@ class LoadPhase:
         judged = metrics.load_level(typed, seed=self.config.seed)
         verdict = "sustained" if judged.sustained else "not sustained: " + "; ".join(judged.why_not)
         self.progress.message(
-            f"load: {engine} × {processes} at {rate:g} runs/s — p95 "
+            f"load: {engine} × {processes} at {rate:g} runs/s{again} — p95 "
             f"{judged.p95.point:,.0f} ms, achieved {judged.achieved_rate:,.1f} runs/s, "
             f"{judged.errors + judged.timeouts} bad of {judged.scheduled}: {verdict}"
         )
-        return judged.sustained
+        return judged
 
     def _lost(self, engine: str, processes: int, rate: float, reason: str) -> None:
         self.store.append(
@@ -496,6 +581,13 @@ class LoadPhase:
         self.store.sync()
         self.outcome.crashed_levels += 1
         self.progress.message(f"load: {engine} × {processes} at {rate:g} runs/s lost: {reason}")
+
+
+def _trial(judged: metrics.LoadLevel, confirmed: bool) -> loadplan.Trial:
+    cpu = judged.cpu_ms_per_run.point
+    return loadplan.Trial(
+        judged.rate, judged.sustained, confirmed, cpu if math.isfinite(cpu) else None
+    )
 
 
 __all__ = ["LoadOutcome", "LoadPhase", "aggregate", "load_engines", "load_processes"]
