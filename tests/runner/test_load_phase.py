@@ -56,7 +56,7 @@ def test_every_engine_and_process_count_has_its_level(load_run):
     meta = json.loads((out / "meta.json").read_text())
     assert meta["outcome"]["load_levels"] == 8 and meta["outcome"]["crashed_load_levels"] == 0
     assert meta["complete"] is True
-    assert "Load: highest offered rate with p95" in done.stdout
+    assert "Load: the offered rate sustained with p95" in done.stdout
 
 
 def test_the_schedule_sets_the_rate_not_the_engine(load_run):

@@ -193,7 +193,7 @@ def test_quick_keeps_every_phase_but_trims_their_fixed_costs():
     default, quick = RunConfig(**names), RunConfig(**names, **RunConfig.quick_defaults())
     phases = ("footprint", "ttft", "throughput", "load")
     assert [getattr(quick, p) for p in phases] == [getattr(default, p) for p in phases]
-    assert (default.load_window_s, default.load_probe_s) == (1.0, 1.0)
+    assert (default.load_window_s, default.load_probe_s) == (5.0, 1.0)
     assert (quick.ttft_repeat, quick.ttft_warmup, quick.load_window_s, quick.load_probe_s) == (
         2,
         1,
