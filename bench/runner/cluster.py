@@ -20,7 +20,12 @@ How a run goes:
   whose worker died is re-run by the scheduler on a live worker (Dask's
   ``allowed-failures``); a shard lost for good is **reported missing**, with the command that
   re-runs it by hand. Then the shards are merged into ``OUT`` (only when all of them are
-  there), and the tables are rebuilt.
+  there), and the tables are rebuilt;
+- every shard measures the code the launcher saw: the launcher takes the checkout's
+  fingerprint (HEAD and a hash of its uncommitted changes to tracked files) and each shard
+  checks its node's checkout against it before it starts and after it ends. A shard whose
+  checkout differs, or moved while it ran (a commit, a ``git pull``, an edit), is refused and
+  reported missing with the reason, instead of failing the merge half an hour later.
 
 ``--cluster local`` (or ``local:N``) starts a local cluster of 2 (N) worker processes on
 loopback, with no dashboard: the same code path on one machine.
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import io
 import signal
 import socket
@@ -60,6 +66,31 @@ class ShardOutcome:
     returncode: int
     stderr_tail: str
     archive: bytes  # the shard's run folder, tar.gz (empty: it wrote none)
+    moved: str = ""  # why the node's code was not the launcher's (empty: it was)
+
+
+def _git(root: str, *args: str) -> bytes:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+    return done.stdout if done.returncode == 0 else b""
+
+
+def code_fingerprint(root: str | Path) -> str:
+    """The code a shard measures: HEAD plus a hash of the uncommitted changes to tracked files
+    (``unknown`` outside a git checkout)."""
+    head = _git(str(root), "rev-parse", "HEAD").decode().strip()
+    if not head:
+        return "unknown"
+    changes = _git(str(root), "diff", "HEAD", "--binary", "--", ".", ":(exclude)reports")
+    if not changes:
+        return head
+    return f"{head}+{hashlib.sha256(changes).hexdigest()[:12]}"
+
+
+def _moved(pinned: str, root: str, when: str) -> str:
+    now = code_fingerprint(root)
+    if now == pinned:
+        return ""
+    return f"the node's checkout {when} is {now}, the launcher's was {pinned}"
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -67,8 +98,13 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def run_shard(index: int, count: int, argv: Sequence[str], root: str) -> ShardOutcome:
-    """On a worker: ``schedbench run ARGV --shard index/count`` into a temporary folder, packed."""
+def run_shard(index: int, count: int, argv: Sequence[str], root: str, pinned: str) -> ShardOutcome:
+    """On a worker: ``schedbench run ARGV --shard index/count`` into a temporary folder, packed,
+    if the node's checkout at ``root`` holds the ``pinned`` code before and after."""
+    host = socket.gethostname()
+    moved = _moved(pinned, root, "at the shard's start")
+    if moved:
+        return ShardOutcome(index, host, 2, moved, b"", moved)
     with tempfile.TemporaryDirectory(prefix=f"schedbench-shard-{index}-of-{count}-") as tmp:
         out = Path(tmp) / f"shard-{index}"
         command = [sys.executable, "-m", "bench.cli", "run", *argv]
@@ -85,8 +121,8 @@ def run_shard(index: int, count: int, argv: Sequence[str], root: str) -> ShardOu
             with tarfile.open(fileobj=archive, mode="w:gz") as tar:
                 tar.add(out, arcname=out.name)
         return ShardOutcome(
-            index, socket.gethostname(), done.returncode, done.stderr[-TAIL_CHARS:],
-            archive.getvalue(),
+            index, host, done.returncode, done.stderr[-TAIL_CHARS:], archive.getvalue(),
+            _moved(pinned, root, "at the shard's end"),
         )  # fmt: skip
 
 
@@ -157,10 +193,11 @@ def run_on_cluster(
         if not workers:
             raise UsageError(f"--cluster {address}: the cluster has no workers")
         count = len(workers)
-        say(f"cluster {address}: {count} worker(s); shard i/{count} on worker i")
+        pinned = code_fingerprint(PROJECT_ROOT)
+        say(f"cluster {address}: {count} worker(s); shard i/{count} on worker i; code {pinned}")
         futures = {
             client.submit(
-                run_shard, i, count, list(argv), str(PROJECT_ROOT),
+                run_shard, i, count, list(argv), str(PROJECT_ROOT), pinned,
                 workers=[worker], allow_other_workers=True, pure=False,
                 key=f"schedbench-shard-{i}-of-{count}",
             ): i
@@ -178,6 +215,11 @@ def run_on_cluster(
                 say(f"shard {index}/{count} lost: {lost[index]}")
                 continue
             folder = unpack(outcome, shards_dir)
+            if outcome.moved:
+                lost[index] = f"refused: {outcome.moved}; shards must measure one code"
+                kept = f" (its folder is kept in {folder}, not merged)" if folder else ""
+                say(f"shard {index}/{count} on {outcome.host}: {lost[index]}{kept}")
+                continue
             if folder is None:
                 lost[index] = f"wrote no run folder (exit {outcome.returncode})"
                 say(f"shard {index}/{count} on {outcome.host} failed:\n{outcome.stderr_tail}")
@@ -223,6 +265,7 @@ def shard_argv(argv: Sequence[str]) -> list[str]:
 __all__ = [
     "LOCAL",
     "ShardOutcome",
+    "code_fingerprint",
     "connect",
     "run_on_cluster",
     "run_shard",
