@@ -4,6 +4,7 @@ may not retry) the shard is reported missing and nothing is merged."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from distributed import Client, LocalCluster
 
 from bench.results.folder import load_run_folder
 from bench.runner.cluster import run_on_cluster, shard_argv
+from tests.run_folders import outcomes
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = [
@@ -32,21 +34,14 @@ KILL_OPTIONS = [
     "--quick", "--repeat", "20", "--no-load", "--no-ttft", "--no-throughput", "--no-footprint",
 ]  # fmt: skip
 EVENT_TIMEOUT_S = 300.0  # a generous bound on waiting for an event, not a speed check
+# whole runs on a cluster sharing the machine: pytest's 120 s default is a speed bound here
+pytestmark = pytest.mark.timeout(3 * EVENT_TIMEOUT_S)
 
 
 def schedbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True, cwd=ROOT
     )
-
-
-def outcomes(folder: Path) -> dict[tuple[str, str], set[tuple[object, ...]]]:
-    cells: dict[tuple[str, str], set[tuple[object, ...]]] = {}
-    for row in load_run_folder(folder).runs:
-        cells.setdefault((row.engine, row.scenario), set()).add(
-            (row.status, row.expect_ok, row.llm_calls, row.tool_calls)
-        )
-    return cells
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +83,24 @@ def test_cluster_with_shard_or_resume_or_without_out_is_refused(tmp_path):
         assert done.returncode == 2 and reason in done.stderr, (extra, done.stderr)
 
 
+def _suspend_a_shard_with_a_run(tmp_path: Path) -> psutil.Process:
+    """The first shard process seen to have written a run, stopped (SIGSTOP) at once so that
+    it cannot finish before its worker is killed, however busy the machine is."""
+    deadline = time.monotonic() + EVENT_TIMEOUT_S
+    while time.monotonic() < deadline:
+        for process in psutil.process_iter(["cmdline"]):
+            cmdline = process.info["cmdline"] or []
+            if "--shard" not in cmdline or "--out" not in cmdline:
+                continue
+            runs = Path(cmdline[cmdline.index("--out") + 1]) / "runs.jsonl"
+            if runs.is_relative_to(tmp_path) and runs.exists() and runs.stat().st_size > 0:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    process.suspend()
+                    return process
+        time.sleep(0.05)
+    raise AssertionError("no shard wrote a run")
+
+
 def _kill_a_shard_mid_run(tmp_path: Path, allowed_failures: int) -> tuple[int, list[str], int]:
     """Run the shards on a 2-worker cluster; once a shard has written its first run, kill its
     worker (the shard's own processes die with it). (exit code, messages, killed shard)."""
@@ -117,24 +130,10 @@ def _kill_a_shard_mid_run(tmp_path: Path, allowed_failures: int) -> tuple[int, l
                 )
             )
             launcher.start()
-            deadline = time.monotonic() + EVENT_TIMEOUT_S
-            started = None
-            while started is None and time.monotonic() < deadline:
-                rows = [
-                    p
-                    for p in tmp_path.glob("schedbench-shard-*/shard-*/runs.jsonl")
-                    if p.stat().st_size > 0
-                ]
-                started = rows[0] if rows else None
-                time.sleep(0.05)
-            assert started is not None, "no shard wrote a run"
-            index = int(started.parent.name.split("-")[1])
-            shard = next(
-                p
-                for p in psutil.process_iter(["cmdline"])
-                if f"{index}/2" in (p.info["cmdline"] or []) and "--shard" in p.info["cmdline"]
-            )
-            shard.parent().kill()  # the dask worker; the shard dies with it (PDEATHSIG)
+            shard = _suspend_a_shard_with_a_run(tmp_path)
+            worker = shard.parent()
+            index = int(shard.cmdline()[shard.cmdline().index("--shard") + 1].split("/")[0])
+            worker.kill()  # the shard (stopped) dies with its dask worker (PDEATHSIG)
             launcher.join(EVENT_TIMEOUT_S)
             assert not launcher.is_alive()
             return result["rc"], messages, index

@@ -154,6 +154,7 @@ def test_a_family_whose_environment_fails_is_skipped_and_the_run_goes_on(
         throughput=False,
         footprint=False,
         ttft=False,
+        load=False,
     )
     store = RunStore(tmp_path / "run")
     store.create()
