@@ -76,7 +76,6 @@ def function_tool(tool: ScenarioTool, **options: Any) -> FunctionTool:
 
 class AgentFrameworkEngine(PeerEngine):
     name = "agent-framework"
-    description = "Microsoft Agent Framework: Agent on OpenAIChatCompletionClient, telemetry off"
 
     def client(self, ctx: Any) -> OpenAIChatCompletionClient:
         client = OpenAIChatCompletionClient(
@@ -119,7 +118,6 @@ class AgentFrameworkEngine(PeerEngine):
 
 class AgentFrameworkRetriesEngine(AgentFrameworkEngine):
     name = "agent-framework-retries"
-    description = "the same Agent Framework engine with retries normalised (limits.max_retries)"
     retries_normalised = True
 
 
@@ -173,7 +171,6 @@ def prod_middleware(guards: ToolGuards, scenario: Any) -> list[Any]:
 
 class AgentFrameworkProdEngine(AgentFrameworkEngine):
     name = "agent-framework-prod"
-    description = "Agent Framework configured for production: its built-ins, then short middleware"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def tools(self, ctx: Any) -> list[Any]:

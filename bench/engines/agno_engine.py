@@ -84,7 +84,6 @@ def ended(run: Any) -> Outcome:
 
 class AgnoEngine(PeerEngine):
     name = "agno"
-    description = "Agno: Agent(model=OpenAILike(...), telemetry=False), arun"
 
     def model(self, ctx: Any) -> OpenAILike:
         return OpenAILike(
@@ -138,7 +137,6 @@ class AgnoEngine(PeerEngine):
 
 class AgnoRetriesEngine(AgnoEngine):
     name = "agno-retries"
-    description = "the same Agno engine with retries normalised (limits.max_retries)"
     retries_normalised = True
 
 
@@ -172,7 +170,6 @@ def guard_hook(guards: ToolGuards, max_steps: int) -> Any:
 
 class AgnoProdEngine(AgnoEngine):
     name = "agno-prod"
-    description = "Agno configured for production: its built-ins, then a short tool hook"
     retries_normalised = True  # the model's max_retries is limits.max_retries (built-in)
 
     def build(self, ctx: Any) -> Agent:

@@ -139,7 +139,6 @@ def history_messages(history: list[dict[str, str]]) -> list[LLMMessage]:
 
 class AutoGenEngine(PeerEngine):
     name = "autogen"
-    description = "AutoGen AgentChat: AssistantAgent on OpenAIChatCompletionClient(base_url=...)"
 
     client_class: type[OpenAIChatCompletionClient] = OpenAIChatCompletionClient
 
@@ -206,7 +205,6 @@ class AutoGenEngine(PeerEngine):
 
 class AutoGenRetriesEngine(AutoGenEngine):
     name = "autogen-retries"
-    description = "the same AutoGen engine with retries normalised (limits.max_retries)"
     retries_normalised = True
 
 
@@ -265,9 +263,6 @@ class RetryingClient(OpenAIChatCompletionClient):
 
 class AutoGenProdEngine(AutoGenEngine):
     name = "autogen-prod"
-    description = (
-        "AutoGen configured for production: its built-ins, then a guarded context and tools"
-    )
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
     client_class = RetryingClient
 

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bench.engines.registry import REGISTRY, EngineSpec
 from bench.referee import LatencyProfile, MockLLM
 from scenarios import Scenario
 
@@ -122,11 +123,26 @@ class RunContext:
 
 
 class Engine(ABC):
-    """One contender. Subclasses set ``name`` and ``description``."""
+    """One contender. Subclasses set ``name``; every other fact about the engine (its
+    description, whether it streams, its role) is its registry entry's (``spec``). A plug-in
+    engine that is not in the registry sets ``description`` and ``streams`` itself."""
 
     name: str
-    description: str
-    streams: bool = False
+
+    @property
+    def spec(self) -> EngineSpec | None:
+        """This engine's entry in the registry (None: a plug-in engine)."""
+        return REGISTRY.get(self.name)
+
+    @property
+    def description(self) -> str:
+        """What the engine is, as the registry says it."""
+        return self.spec.description if self.spec else ""
+
+    @property
+    def streams(self) -> bool:
+        """Whether its ordinary run streams the LLM calls, as the registry says."""
+        return self.spec.streams if self.spec else False
 
     @abstractmethod
     async def prepare(self, ctx: RunContext) -> Any:

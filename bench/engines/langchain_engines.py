@@ -285,8 +285,6 @@ class _ExecutorEngine(_LangChainEngine):
 
 class AgentExecutorEngine(_ExecutorEngine):
     name = "lc-agentexecutor"
-    description = "langchain_classic AgentExecutor + create_tool_calling_agent, defaults (streams)"
-    streams = True
     stream_runnable = True
 
     def build(self, llm, tools, scenario, settings, history):
@@ -302,18 +300,12 @@ class AgentExecutorEngine(_ExecutorEngine):
 
 class AgentExecutorNoStreamEngine(AgentExecutorEngine):
     name = "lc-agentexecutor-nostream"
-    description = "the same AgentExecutor with stream_runnable=False (LangChain tuned)"
-    streams = False
     stream_runnable = False
 
 
 class ReactEngine(_ExecutorEngine):
     name = "lc-react"
-    description = (
-        "langchain_classic AgentExecutor + create_react_agent (text ReAct, hwchase17/react)"
-    )
     react = True
-    streams = True  # AgentExecutor streams its agent by default (stream_runnable=True)
 
     def build(self, llm, tools, scenario, settings, history):
         executor = lcb.build_react_executor(
@@ -361,7 +353,6 @@ def _last_message(update: dict[str, Any]) -> dict[str, Any] | None:
 
 class CreateAgentEngine(_LangChainEngine):
     name = "lc-create-agent"
-    description = "LangChain 1.x langchain.agents.create_agent (LangGraph), no middleware"
     framework_deadline = False  # LangGraph has no run deadline: the engine applies it
     # the token stream, and the final state after every step (the last one is the answer)
     stream_modes: tuple[str, ...] = ("messages", "values")
@@ -426,10 +417,6 @@ class CreateAgentEngine(_LangChainEngine):
 
 class CreateAgentProdEngine(CreateAgentEngine):
     name = "lc-create-agent-prod"
-    description = (
-        "create_agent with LangChain's built-in middleware and two custom middleware, "
-        "step limit as recursion_limit"
-    )
     custom = True  # False: the built-ins alone
     stream_modes: tuple[str, ...] = ("messages", "updates", "values")  # updates: interrupts
 
@@ -466,7 +453,6 @@ class CreateAgentProdEngine(CreateAgentEngine):
 
 class CreateAgentProdInlineEngine(CreateAgentProdEngine):
     name = "lc-create-agent-prod-inline"
-    description = "lc-create-agent-prod with langsmith's traceable hops inlined (tracing off)"
 
     async def invoke(self, p: LangChainPrepared) -> Any:
         with _langsmith_inlined():
@@ -502,8 +488,6 @@ def _langsmith_inlined() -> Iterator[None]:
 
 class CreateAgentProdStreamEngine(CreateAgentProdEngine):
     name = "lc-create-agent-prod-stream"
-    description = "lc-create-agent-prod driven by astream(stream_mode=['messages', 'updates'])"
-    streams = True
     token_stream = True
     # the docs' stream to a UI: the tokens, and each step's update (interrupts included)
     stream_modes = ("messages", "updates")
@@ -511,13 +495,11 @@ class CreateAgentProdStreamEngine(CreateAgentProdEngine):
 
 class CreateAgentBuiltinsEngine(CreateAgentProdEngine):
     name = "lc-create-agent-builtins"
-    description = "lc-create-agent-prod with its custom middleware removed (built-ins only)"
     custom = False
 
 
 class AgentExecutorProdEngine(_ExecutorEngine):
     name = "lc-agentexecutor-prod"
-    description = "AgentExecutor with its production options and the short wrappers its users write"
     custom = True  # False: the executor's own options alone
 
     def build(self, llm, tools, scenario, settings, history):
@@ -538,5 +520,4 @@ class AgentExecutorProdEngine(_ExecutorEngine):
 
 class AgentExecutorBuiltinsEngine(AgentExecutorProdEngine):
     name = "lc-agentexecutor-builtins"
-    description = "lc-agentexecutor-prod with its custom wrappers removed (options only)"
     custom = False

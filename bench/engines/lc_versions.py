@@ -131,7 +131,6 @@ class _VersionedExecutor(AgentExecutorEngine):
 
 class AgentExecutor01Engine(_VersionedExecutor):
     name = "lc-agentexecutor@0.1"
-    description = "today's AgentExecutor baseline on LangChain 0.1 (langchain.agents)"
     adapt = (
         agent_executor_from_langchain_agents,
         args_schema_as_pydantic_v1_model,
@@ -141,19 +140,16 @@ class AgentExecutor01Engine(_VersionedExecutor):
 
 class AgentExecutor02Engine(_VersionedExecutor):
     name = "lc-agentexecutor@0.2"
-    description = "today's AgentExecutor baseline on LangChain 0.2 (langchain.agents)"
     adapt = (agent_executor_from_langchain_agents, args_schema_as_pydantic_v1_model)
 
 
 class AgentExecutor03Engine(_VersionedExecutor):
     name = "lc-agentexecutor@0.3"
-    description = "today's AgentExecutor baseline on LangChain 0.3 (langchain.agents)"
     adapt = (agent_executor_from_langchain_agents,)
 
 
 class AgentExecutor1Engine(_VersionedExecutor):
     name = "lc-agentexecutor@1"
-    description = "today's AgentExecutor baseline on LangChain 1.x (langchain_classic), as is"
 
 
 # -- the programs, as each line's docs wrote them ------------------------------------------

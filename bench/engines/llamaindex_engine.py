@@ -101,8 +101,6 @@ def function_tool(tool: ScenarioTool) -> FunctionTool:
 
 class LlamaIndexEngine(PeerEngine):
     name = "llamaindex"
-    description = "LlamaIndex: FunctionAgent + OpenAILike (streams its LLM calls by default)"
-    streams = True
 
     def llm(self, ctx: Any) -> OpenAILike:
         limits = ctx.scenario.limits
@@ -169,14 +167,11 @@ class LlamaIndexEngine(PeerEngine):
 
 class LlamaIndexRetriesEngine(LlamaIndexEngine):
     name = "llamaindex-retries"
-    description = "the same LlamaIndex engine with retries normalised (limits.max_retries)"
     retries_normalised = True
 
 
 class LlamaIndexNoStreamEngine(LlamaIndexEngine):
     name = "llamaindex-nostream"
-    description = "the same LlamaIndex engine with FunctionAgent(streaming=False)"
-    streams = False
 
 
 class GuardedFunctionAgent(FunctionAgent):
@@ -237,7 +232,6 @@ def prod_tool(tool: ScenarioTool, guards: ToolGuards) -> FunctionTool:
 
 class LlamaIndexProdEngine(LlamaIndexEngine):
     name = "llamaindex-prod"
-    description = "LlamaIndex configured for production: its built-ins, then short custom code"
     retries_normalised = True  # OpenAILike(max_retries=limits.max_retries) (built-in)
 
     def build(self, ctx: Any) -> FunctionAgent:

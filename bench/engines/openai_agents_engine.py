@@ -98,7 +98,6 @@ def function_tool(tool: ScenarioTool, timeout_s: float) -> FunctionTool:
 
 class OpenAIAgentsEngine(PeerEngine):
     name = "openai-agents"
-    description = "OpenAI Agents SDK: Agent + Runner.run on OpenAIChatCompletionsModel, defaults"
 
     def build(self, ctx: Any) -> Agent:
         scenario, limits = ctx.scenario, ctx.scenario.limits
@@ -153,7 +152,6 @@ class OpenAIAgentsEngine(PeerEngine):
 
 class OpenAIAgentsRetriesEngine(OpenAIAgentsEngine):
     name = "openai-agents-retries"
-    description = "the same Agents SDK engine with retries normalised (limits.max_retries)"
     retries_normalised = True
 
 
@@ -206,7 +204,6 @@ class ProdParts:
 
 class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
     name = "openai-agents-prod"
-    description = "the Agents SDK configured for production: its built-ins, then short custom code"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def build(self, ctx: Any) -> ProdParts:

@@ -23,7 +23,6 @@ from bench.engines.raw import LLMCallFailed, Message, RawEngine, RawPrepared, St
 
 class OpenAISDKEngine(RawEngine):
     name = "openai-sdk"
-    description = "the same minimal loop on the official openai AsyncOpenAI client"
 
     def client(self, ctx: Any, base_url: str) -> openai.AsyncOpenAI:
         limits = ctx.scenario.limits

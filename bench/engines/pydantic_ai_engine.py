@@ -88,7 +88,6 @@ def message_history(history: list[dict[str, str]]) -> list[Any]:
 
 class PydanticAIEngine(PeerEngine):
     name = "pydantic-ai"
-    description = "PydanticAI: Agent on OpenAIChatModel + OpenAIProvider(base_url=...)"
 
     def provider(self, ctx: Any) -> OpenAIProvider:
         if self.retries_normalised:
@@ -142,7 +141,6 @@ class PydanticAIEngine(PeerEngine):
 
 class PydanticAIRetriesEngine(PydanticAIEngine):
     name = "pydantic-ai-retries"
-    description = "the same PydanticAI engine with retries normalised (limits.max_retries)"
     retries_normalised = True
 
 
@@ -184,7 +182,6 @@ def token_budget(guards: ToolGuards, instructions: str, schemas: list[Any]) -> A
 
 class PydanticAIProdEngine(PydanticAIEngine):
     name = "pydantic-ai-prod"
-    description = "PydanticAI configured for production: its built-ins, then short custom code"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def build(self, ctx: Any) -> Agent:

@@ -48,7 +48,6 @@ Message = dict[str, Any]
 
 class RawEngine(RecordingEngine):
     name = "raw"
-    description = "a minimal httpx loop: post, run tools, append, repeat (the floor)"
 
     async def prepare(self, ctx: Any) -> RawPrepared:
         scenario = ctx.scenario

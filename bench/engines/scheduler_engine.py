@@ -129,7 +129,6 @@ class AuditLog:
 
 class SchedulerEngine(RecordingEngine):
     name = "scheduler"
-    description = "our LightweightAgent: trace, audit hook, breaker, loop guard, token budget on"
     production = True
 
     def chat_model(self, ctx: Any) -> Any:
@@ -232,14 +231,11 @@ async def stream_run(p: SchedulerPrepared) -> tuple[Any, float | None]:
 
 class SchedulerPlainEngine(SchedulerEngine):
     name = "scheduler-plain"
-    description = "our LightweightAgent with its production guards off (trace on)"
     production = False
 
 
 class SchedulerStreamEngine(SchedulerEngine):
     name = "scheduler-stream"
-    description = "the same agent consumed through agent.stream() (streamed LLM calls, TTFT)"
-    streams = True
 
     async def invoke(self, p: SchedulerPrepared) -> tuple[Any, float | None]:
         return await stream_run(p)

@@ -129,8 +129,6 @@ class StrandsParts:
 
 class StrandsEngine(PeerEngine):
     name = "strands"
-    description = "Strands Agents: Agent + OpenAIModel (streams), callback printing off"
-    streams = True
 
     def build(self, ctx: Any) -> StrandsParts:
         scenario = ctx.scenario
@@ -187,14 +185,11 @@ class StrandsEngine(PeerEngine):
 
 class StrandsRetriesEngine(StrandsEngine):
     name = "strands-retries"
-    description = "the same Strands engine with retries normalised (limits.max_retries)"
     retries_normalised = True
 
 
 class StrandsNoStreamEngine(StrandsEngine):
     name = "strands-nostream"
-    description = "the same Strands engine with OpenAIModel(stream=False): one reply per call"
-    streams = False
 
 
 def prod_hooks(
@@ -235,7 +230,6 @@ def prod_hooks(
 
 class StrandsProdEngine(StrandsEngine):
     name = "strands-prod"
-    description = "Strands configured for production: its built-ins, then short custom hooks"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def build(self, ctx: Any) -> StrandsParts:

@@ -3,7 +3,9 @@ engine from it, so a new entry cannot be missing anywhere."""
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,8 @@ from bench.envs import MAIN, environments
 from bench.report.frames import ENGINE_ORDER, family, is_langchain
 from bench.report.palette import STYLES
 from bench.runner.phases.footprint import ENGINE_STACKS
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", ENGINE_NAMES)
@@ -35,9 +39,25 @@ def test_every_part_knows_the_engine(name: str) -> None:
         return  # its own environment builds it: tests/engines/test_peers.py
     engine = create_engine(name)
     assert engine.name == name  # the adapter says the same name
-    assert bool(getattr(engine, "streams", False)) == entry.streams
+    assert engine.spec is entry and engine.streams == entry.streams
+    assert engine.description == entry.description
     for module in entry.stack:
         assert importlib.util.find_spec(module) is not None  # the probe's imports exist here
+
+
+def test_no_adapter_restates_what_the_registry_declares() -> None:
+    """An adapter names its engine; its description and streaming are the registry's only."""
+    restated = []
+    for path in sorted((ROOT / "bench" / "engines").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for statement in node.body:
+                targets = statement.targets if isinstance(statement, ast.Assign) else []
+                names = {t.id for t in targets if isinstance(t, ast.Name)}
+                if names & {"description", "streams"}:
+                    restated.append(f"{path.name}:{statement.lineno} {node.name}")
+    assert restated == []
 
 
 def test_styles_are_distinct_per_engine() -> None:
