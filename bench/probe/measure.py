@@ -11,9 +11,14 @@ time something start after a ``gc.collect()``):
 5. ``cprofile`` runs under cProfile: ``tottime`` by group and the profiled wall time;
 6. sampled runs for ``sample_s`` seconds (at least ``sample_min_runs``): samples by group.
 
-Every run starts from a reset mock and a fresh run log, and must complete, with the same LLM
-and tool calls in every pass; otherwise the row's status is ``error``, with the reason, and it
-still carries what was measured. ``counts_only`` plans (the marginal variants) stop after 3.
+The collection before the plain pass is a full one; those before cProfile and sampling
+collect the young generations only (``YOUNG``: what the few runs since left behind; a full
+collection walks the whole heap, 0.1 s with LangChain loaded, and three per scenario were
+about a quarter of a LangChain engine's probe). Every run starts from a reset mock and a
+fresh run log, and must complete, with the same LLM and tool calls in every pass; otherwise
+the row's status is ``error``, with the reason, and it still carries what was measured.
+``counts_only`` plans (the marginal variants) time nothing: no collection, no plain runs;
+they stop after 3.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class ProbePlan:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+
+YOUNG = 1  # gc generation: collect generations 0 and 1, not the long-lived objects
 
 FULL = ProbePlan()
 QUICK = ProbePlan(warmup=2, timed=2, count=2, cprofile=1, sample_s=0.05, sample_min_runs=2)
@@ -162,8 +169,9 @@ async def probe_scenario(
         await probe.run()
     probe.shapes.clear()
 
-    gc.collect()
     walls, mock_ms = [], []
+    if plan.timed:
+        gc.collect()
     for _ in range(plan.timed):
         mock.handle_s = 0.0
         walls.append(await probe.run() * 1000)
@@ -199,7 +207,7 @@ async def probe_scenario(
     row.update(_stack_fields("send", [h for h in edges.hits if h.edge == "send"]))
     row.update(_stack_fields("tool", [h for h in edges.hits if h.edge == "tool"]))
 
-    gc.collect()
+    gc.collect(YOUNG)
     profiler = cProfile.Profile()
     jobs: list[cProfile.Profile] = []  # one profile per executor job (each in its thread)
     profiled = []
@@ -216,7 +224,7 @@ async def probe_scenario(
             g: s * 1000 / plan.cprofile for g, s in grouped_tottime(stats).items()
         }
 
-    gc.collect()
+    gc.collect(YOUNG)
     from bench.referee.core import MockLLM
 
     sampled: list[float] = []
