@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,7 @@ from bench.report import analysis
 from bench.report.frames import RAW, RunData
 from bench.results import pooling, stats
 from bench.results.folder import run_seed
+from bench.results.metrics import CAPACITY_RATE, common_rate
 from bench.results.stats import Estimate
 
 RESAMPLES = 1000
@@ -196,6 +197,25 @@ class Facts:
 
     def sides(self) -> list[Side]:
         return [s for s in (self.self_built, self.langchain) if s is not None]
+
+    def loaded_cores(self, engines: Sequence[str]) -> tuple[float, dict[str, Estimate]] | None:
+        """Cores per 100 runs/s of each engine under production-shaped load (the load
+        phase, one process), from the CPU per run each measured at one common rate (the
+        highest rate all of them sustained: CPU per run grows with the rate), as
+        (that rate, engine → cores); None when the load phase lacks one of them."""
+        sweeps = [self.capacity.get((engine, 1)) for engine in engines]
+        if not engines or any(sweep is None for sweep in sweeps):
+            return None
+        rate = common_rate(*sweeps)
+        if rate is None:
+            return None
+        cores = {
+            e: s.cores_for(CAPACITY_RATE, measured_at=rate)
+            for e, s in zip(engines, sweeps, strict=True)
+        }
+        if any(c is None or not known(c) for c in cores.values()):
+            return None
+        return rate, {e: c for e, c in cores.items() if c is not None}
 
     def configuration_statements(self, engine: str) -> dict[str, float]:
         """Statements of an engine's production configuration: {"built-in": n, "custom": m}."""

@@ -1053,23 +1053,35 @@ def rate_performance(f: Facts) -> Rating:
         "what the user pays, production configurations: the framework's share of a step with a "
         f"{fmt.ms(REFERENCE_LLM_LATENCY_MS, seconds_from=1000)} LLM call (≤0.1 % ★★★★★, "
         "≤0.5 % ★★★★, ≤1 % ★★★, ≤5 % ★★, above ★) and CPU cores per 100 runs/s (≤0.1 ★★★★★, "
-        "≤0.25 ★★★★, ≤0.5 ★★★, ≤1 ★★, above ★); the lower of the two. CPU-bound"
+        "≤0.25 ★★★★, ≤0.5 ★★★, ≤1 ★★, above ★); the lower of the two. CPU-bound. The cores "
+        "are the load phase's (one process, CPU per run of every rated engine at the highest "
+        "rate all of them sustained), the figure the summary quotes; without a load phase, "
+        "the zero-latency suite's, a lower bound (no HTTP, no concurrency)"
     )
+    engines = {side.label: side.production or side.default for side in _sides(f)}
+    loaded = f.loaded_cores([e for e in engines.values() if e])
     stars, basis = [], []
-    for side in _sides(f):
-        engine = side.production or side.default
-        step, cpu = f.step_ms.get(engine or ""), f.cpu_run_ms.get(engine or "")
+    for label, engine in engines.items():
+        step = f.step_ms.get(engine or "")
         if not known(step):
-            stars.append((side.label, None))
+            stars.append((label, None))
             continue
         share = overhead_share(step.point, REFERENCE_LLM_LATENCY_MS)
         s = _band_le(share, T.SHARE_BANDS)
         text = f"{engine}: {ms_ci(step)}/step = {fmt.pct(share)} of a 1 s step"
-        if known(cpu):
+        cpu = f.cpu_run_ms.get(engine or "")
+        if loaded is not None:
+            rate, by_engine = loaded
+            cores = by_engine[engine or ""].point
+            text += f", {cores:.2f} cores per 100 runs/s (load phase, at {rate:g} runs/s)"
+        elif known(cpu):
             cores = cpu.point * 100 / 1000
+            text += f", {cores:.2f} cores per 100 runs/s (zero-latency mock: a lower bound)"
+        else:
+            cores = None
+        if cores is not None:
             s = min(s, _band_le(cores, T.CORES_BANDS))
-            text += f", {cores:.2f} cores per 100 runs/s"
-        stars.append((side.label, s))
+        stars.append((label, s))
         basis.append(text)
     return Rating(
         "performance",

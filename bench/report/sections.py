@@ -186,23 +186,15 @@ def _recommendation(facts: Facts) -> list[Block]:
 
 
 def _load_cores(facts: Facts, lc: str, ours: str | None) -> str | None:
-    """Cores per 100 runs/s of both engines from the load phase (one process), from the CPU
-    per run each measured at the highest rate both sustained (CPU per run grows with the
-    rate), or None."""
-    found = [facts.capacity.get((engine or "", 1)) for engine in (lc, ours)]
-    if any(c is None for c in found):
+    """Cores per 100 runs/s of both engines from the load phase (``Facts.loaded_cores``),
+    or None."""
+    found = facts.loaded_cores([lc, ours]) if ours else None
+    if found is None:
         return None
-    sweeps = [c for c in found if c is not None]
-    rate = metrics.common_rate(*sweeps)
-    if rate is None:
-        return None
-    texts = []
-    for engine, sweep in zip((lc, ours), sweeps, strict=True):
-        cores = sweep.cores_for(measured_at=rate)
-        if cores is None or not known(cores):
-            return None
-        texts.append(f"{interval_text(cores, lambda v: f'{v:.2f}', _cores_range)} for {engine}")
-    first, second = texts
+    rate, cores = found
+    first, second = (
+        f"{interval_text(cores[e], lambda v: f'{v:.2f}', _cores_range)} for {e}" for e in (lc, ours)
+    )
     return (
         f"about {first.replace(' for ', ' cores per 100 runs/s for ', 1)} against {second} "
         f"(CPU per run of both measured at {rate:g} runs/s, the highest rate both sustained)"

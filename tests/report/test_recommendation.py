@@ -26,3 +26,28 @@ def test_without_a_load_phase_the_zero_latency_cpu_is_named_as_such() -> None:
     assert "zero-latency mock" in text and "production-shaped load" not in text
     text = _text(make(Params()).with_(load_levels=()))
     assert "zero-latency mock" in text and "production-shaped load" not in text
+
+
+def test_the_performance_stars_read_the_cpu_the_summary_quotes() -> None:
+    """The matrix rates CPU on the load phase's figure (the summary's), not the
+    zero-latency suite's lower bound."""
+    from bench.report import rules
+
+    def performance(data):
+        facts = compute_facts(data)
+        (rating,) = [r for r in rules.decision_matrix(facts) if r.dimension == "performance"]
+        return facts, rating
+
+    plain = make(Params())
+    _, zero = performance(plain)
+    assert "zero-latency mock: a lower bound" in zero.basis
+    levels = metrics.load_levels(load_rows({"lc-create-agent-prod": 60, "scheduler": 150}))
+    loaded, rating = performance(plain.with_(load_levels=tuple(levels)))
+    rate, cores = loaded.loaded_cores(["lc-create-agent-prod", "scheduler"])
+    assert rate == 50.0  # the highest rate both sustained
+    assert "load phase, at 50 runs/s" in rating.basis and "lower bound" not in rating.basis
+    for engine in ("lc-create-agent-prod", "scheduler"):
+        assert f"{cores[engine].point:.2f} cores per 100 runs/s (load phase" in rating.basis
+    # 0.3 CPU-s a second at 50 runs/s: 0.6 cores per 100 runs/s, two stars, for ours too
+    assert rating.of("self-built scheduler") == 2
+    assert zero.of("self-built scheduler") > 2  # its zero-latency CPU alone looked cheaper
