@@ -57,9 +57,12 @@ class RunConfig:
     rounds: int = 3
     seed: int = 0
     quick: bool = False
-    cell_budget_s: float = 1.0  # timed seconds per cell the budgeted repeats aim at
+    # timed seconds per cell the budgeted repeats aim at: a round's value is the median of its
+    # runs, and the interval is over rounds (a fresh process each), so more runs per round
+    # narrow little of it
+    cell_budget_s: float = 0.6
     min_repeats: int = 5
-    max_repeats: int = 24
+    max_repeats: int = 15
     concurrency: tuple[int, ...] = (1, 10, 50)
     throughput: bool = True
     throughput_scenario: str | None = None  # None: the reference scenario (pick_reference)
@@ -83,6 +86,9 @@ class RunConfig:
     ttft_latency: str = "ttft"  # a LatencyProfile name (bench.referee.latency)
     ttft_repeat: int = 6  # timed runs per engine
     ttft_warmup: int = 1  # discarded runs before them
+    # engines streamed at once: 1, as two lanes on this 2-core host added 1-4 ms to the
+    # judged figure (docs/measurement.md, "Time to first token"); more on a bigger machine
+    ttft_lanes: int = 1
     # the outcome phase (bench.runner.phases.outcomes): fault scenarios are judged by their
     # outcome, their timings measure timeouts and back-offs, not the framework; this many runs
     # per cell, fault_confirm more when one misses its expectation, outcome_lanes engines at once

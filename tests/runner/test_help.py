@@ -21,7 +21,7 @@ def test_run_help_says_the_defaults_the_run_uses(capsys: pytest.CaptureFixture[s
     text = _help(capsys, "run")
     d = {f.name: f.default for f in dataclasses.fields(RunConfig)}
     q = RunConfig.quick_defaults()
-    assert (d["rounds"], d["min_repeats"], d["max_repeats"]) == (3, 5, 24)  # what is documented
+    assert (d["rounds"], d["min_repeats"], d["max_repeats"]) == (3, 5, 15)  # what is documented
     expected = [
         f"run time, {d['min_repeats']} to {d['max_repeats']}; --quick: {q['min_repeats']} to "
         f"{q['max_repeats']})",
