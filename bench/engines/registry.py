@@ -31,6 +31,7 @@ report pairs engines of the same configuration and streaming mode only (``counte
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -730,6 +731,33 @@ REPRESENTATIVE: dict[str, str] = {
     # or -prod)
     **{s.family: s.name for s in reversed(PEER_SPECS) if s.configuration == "default"},
 }
+
+
+def headline_engines(engines: Sequence[str]) -> tuple[str, ...]:
+    """The engines the report judges, among ``engines`` (in their order): the bare loop and
+    the headline pairs.
+
+    Never an outcome-only variant: the first engine of the ``floor`` role (the raw loop, the
+    host's own ceiling); every non-streaming ``self-built`` engine (the plain and the
+    production scheduler); and LangChain's representative (``REPRESENTATIVE``: what its docs
+    write, ``lc-create-agent``) with its first non-streaming production variant
+    (``lc-create-agent-prod``). The load phase measures them by default; the probe gives
+    them its full plan.
+    """
+    specs = [s for s in SPECS if not s.outcome_only]
+    picked: set[str] = set()
+    floor = [s.name for s in specs if s.role == "floor"]
+    picked.update(floor[:1])
+    picked.update(s.name for s in specs if s.role == "self-built" and not s.streams)
+    lead = REPRESENTATIVE["langchain"]
+    picked.add(lead)
+    production = [
+        s.name
+        for s in specs
+        if s.name.startswith(lead) and s.configuration == "production" and not s.streams
+    ]
+    picked.update(production[:1])
+    return tuple(e for e in engines if e in picked)
 
 
 def spec(name: str) -> EngineSpec:

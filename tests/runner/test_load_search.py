@@ -324,3 +324,21 @@ def test_resume_replays_the_latest_level_of_each_rate():
     assert known[70.0].confirmed and not known[70.0].sustained  # the confirmation won
     assert not known[50.0].confirmed and known[10.0].cpu_ms == pytest.approx(25.0)
     assert phase._known("raw", 2) == {}
+
+
+def test_by_default_only_the_floor_and_the_production_pair_get_more_processes():
+    from bench.runner.phases.load.phase import engine_processes
+    from bench.runner.plan import RunConfig
+
+    engines = ("raw", "scheduler-plain", "scheduler", "lc-create-agent", "lc-create-agent-prod")
+    config = RunConfig(engines=engines, scenarios=("customer_returns",))
+    multi = loadplan.default_multi_engines(engines)
+    assert multi == ("raw", "scheduler", "lc-create-agent-prod")
+    counts = {e: engine_processes(config, e) for e in engines}
+    assert all(counts[e] == counts["raw"] for e in multi)
+    assert counts["scheduler-plain"] == counts["lc-create-agent"] == (1,)
+    # asked for (--load-engines or --load-processes): every engine gets every count
+    chosen = RunConfig(engines=engines, scenarios=("x",), load_engines=("scheduler-plain",))
+    assert engine_processes(chosen, "scheduler-plain") == counts["raw"]
+    given = RunConfig(engines=engines, scenarios=("x",), load_processes=(1, 2))
+    assert engine_processes(given, "lc-create-agent") == (1, 2)

@@ -9,11 +9,12 @@ After the suite (and TTFT, throughput), for each load engine (``bench.runner.pha
    agent and plays the one-process sweep, a level per offered rate, each one
    ``kind: "level"`` row of load.jsonl. Without ``load_rates`` (the default) the sweep is
    the search of ``loadplan.search``: the common rate first (its CPU per run calibrates the
-   next rate), then a bracket and a bisection to ``loadplan.RESOLUTION``, both ends
+   next rate), then a bracket and a bisection to ``loadplan.RESOLUTION``, its sustained end
    confirmed by a longer second trial (``trial: 1``). With ``load_rates`` it walks that
    grid from ``load_start_rate``, up while the engine sustains the rate, down while it
    does not (``loadplan.sweep``);
-3. more workers join (as many as the machine has cores) for the multi-process sweep: the
+3. more workers join (as many as the machine has cores) for the multi-process sweep (by
+   default only for the bare loop and the production pair, ``engine_processes``): the
    same search, coarser (``MULTI_RESOLUTION``), without the confirmations, its first guess
    at most the one-process capacity × the processes (or, on a grid, a walk from the first
    rate one process could not sustain); the arrivals are split over the processes as independent
@@ -94,6 +95,17 @@ def load_engines(config: RunConfig) -> tuple[str, ...]:
 
 def load_processes(config: RunConfig) -> tuple[int, ...]:
     return tuple(config.load_processes or loadplan.default_processes())
+
+
+def engine_processes(config: RunConfig, engine: str) -> tuple[int, ...]:
+    """The process counts of ``engine``'s sweeps: all of ``load_processes`` when they or the
+    engines were given, else one process, and more only for ``default_multi_engines``."""
+    processes = load_processes(config)
+    if config.load_processes is not None or config.load_engines is not None:
+        return processes
+    if engine in loadplan.default_multi_engines(measured(config.engines)):
+        return processes
+    return processes[:1]
 
 
 def aggregate(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -212,7 +224,7 @@ class LoadPhase:
         self.target_ms = loadplan.latency_target_ms(self.scripted_ms, config.load_target_factor)
         self._started = time.monotonic()
         self.progress.phase(
-            "load", self._estimate_s(), len(self.engines) * len(self.processes), "sweeps"
+            "load", self._estimate_s(), sum(len(self._processes(e)) for e in self.engines), "sweeps"
         )
         try:
             self._pool = MockPool.start(max(self.processes), config.load_latency, self.scenario_dir)
@@ -249,8 +261,16 @@ class LoadPhase:
         (one process) or four searched, and a spawn."""
         rate = self.grid[len(self.grid) // 2] if self.grid else loadplan.COMMON_RATE * 5
         level = self._level(rate, 1)
-        per_sweep = [(5 if p == 1 else 4) if self.searching else 3 for p in self.processes]
-        return len(self.engines) * sum(n * level.est_s + 2.0 for n in per_sweep) + 6.0
+        total = 6.0
+        for engine in self.engines:
+            per_sweep = [
+                (6 if p == 1 else 4) if self.searching else 3 for p in self._processes(engine)
+            ]
+            total += sum(n * level.est_s + 2.0 for n in per_sweep)
+        return total
+
+    def _processes(self, engine: str) -> tuple[int, ...]:
+        return engine_processes(self.config, engine)
 
     # -- the mock's ceiling -------------------------------------------------------------
 
@@ -380,7 +400,7 @@ class LoadPhase:
         one_process: dict[float, bool] = {}
         searched: dict[float, loadplan.Trial] = {}
         try:
-            for processes in self.processes:
+            for processes in self._processes(engine):
                 self.progress.describe(f"{engine} · {processes} process(es)")
                 if self.searching:
                     found = self._search(engine, processes, measure, searched)

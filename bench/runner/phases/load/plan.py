@@ -60,31 +60,26 @@ def default_processes(cores: int | None = None) -> tuple[int, ...]:
 
 
 def default_load_engines(engines: Sequence[str]) -> tuple[str, ...]:
-    """The engines the load phase measures by default, among ``engines`` (in their order):
-    the bare loop and the headline pairs (``--load-engines all``: every engine).
+    """The engines the load phase measures by default, among ``engines``: the bare loop and
+    the headline pairs (``bench.engines.registry.headline_engines``; ``--load-engines all``:
+    every engine)."""
+    from bench.engines.registry import headline_engines
 
-    From the registry, never an outcome-only variant: the first engine of the ``floor``
-    role (the raw loop, the host's own ceiling); every non-streaming ``self-built`` engine
-    (the plain and the production scheduler); and LangChain's representative
-    (``REPRESENTATIVE``: what its docs write, ``lc-create-agent``) with its first
-    non-streaming production variant (``lc-create-agent-prod``).
-    """
-    from bench.engines.registry import REPRESENTATIVE, SPECS
+    return headline_engines(engines)
 
-    specs = [s for s in SPECS if not s.outcome_only]
-    picked: set[str] = set()
-    floor = [s.name for s in specs if s.role == "floor"]
-    picked.update(floor[:1])
-    picked.update(s.name for s in specs if s.role == "self-built" and not s.streams)
-    lead = REPRESENTATIVE["langchain"]
-    picked.add(lead)
-    production = [
-        s.name
-        for s in specs
-        if s.name.startswith(lead) and s.configuration == "production" and not s.streams
-    ]
-    picked.update(production[:1])
-    return tuple(e for e in engines if e in picked)
+
+def default_multi_engines(engines: Sequence[str]) -> tuple[str, ...]:
+    """The engines of the default set whose multi-process sweeps run by default: the bare
+    loop (the host's own ceiling) and the production pair. The default pair is measured in
+    one process only: what a deployment serves is asked of the production configurations,
+    and the default pair's sweeps cost ~45 s of the phase."""
+    from bench.engines.registry import REGISTRY
+
+    return tuple(
+        e
+        for e in default_load_engines(engines)
+        if REGISTRY[e].role == "floor" or REGISTRY[e].configuration == "production"
+    )
 
 
 def scripted_latency_ms(scenario: Any, latency: str) -> float:
@@ -440,6 +435,7 @@ __all__ = [
     "arrivals",
     "bracket",
     "default_load_engines",
+    "default_multi_engines",
     "default_processes",
     "error_limit",
     "first_estimate",
