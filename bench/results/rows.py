@@ -446,6 +446,7 @@ class ConfigRecord(BaseModel):
     ttft_latency: str = None
     ttft_repeat: int = Field(None, ge=0)
     ttft_warmup: int = Field(None, ge=0)
+    ttft_lanes: int = Field(None, ge=1)
     fault_repeat: int = Field(None, ge=1)
     fault_confirm: int = Field(None, ge=0)
     outcome_lanes: int = Field(None, ge=1)

@@ -21,15 +21,14 @@ action never run), not a timing. So they leave the round-by-round suite:
 from __future__ import annotations
 
 import dataclasses
-import queue
-import threading
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
 from bench.results.files import RUNS
 from bench.results.folder import finished_repeats
-from bench.runner.phases.context import Outcome, PhaseContext
+from bench.runner.phases.context import PhaseContext
+from bench.runner.phases.lanes import run_lanes
 from bench.runner.phases.suite import run_batch, unstarted_rows
 from bench.runner.plan import (
     Batch,
@@ -38,7 +37,6 @@ from bench.runner.plan import (
     outcome_only,
     scenario_subsets,
 )
-from bench.runner.progress import Progress
 from bench.runner.workers import SPAWN_EST_S
 from scenarios import Scenario
 
@@ -94,34 +92,6 @@ def runs_missing(config: RunConfig, scenarios: Mapping[str, Scenario], rows: lis
     return missing
 
 
-class _LaneProgress:
-    """The run's progress display shared by the lanes: every call under one lock, and each
-    lane's estimated seconds counted as 1/lanes of the phase's wall time."""
-
-    def __init__(self, target: Progress, lanes: int):
-        self._target, self._lanes, self._lock = target, lanes, threading.Lock()
-
-    def phase(self, name: str, total_units: float, total_runs: int, unit: str = "runs") -> None:
-        with self._lock:
-            self._target.phase(name, total_units, total_runs, unit)
-
-    def describe(self, text: str) -> None:
-        with self._lock:
-            self._target.describe(text)
-
-    def advance(self, units: float, runs: int = 1) -> None:
-        with self._lock:
-            self._target.advance(units / self._lanes, runs)
-
-    def message(self, text: str) -> None:
-        with self._lock:
-            self._target.message(text)
-
-    def close(self) -> None:
-        with self._lock:
-            self._target.close()
-
-
 def run(ctx: PhaseContext) -> None:
     """Judge every outcome cell that has no finished row yet (``--resume``: only those)."""
     cells = outcome_cells(ctx.config, ctx.scenarios)
@@ -145,33 +115,15 @@ def run(ctx: PhaseContext) -> None:
         f"outcome phase: {len(cells)} fault cells of {len(by_engine)} engines, "
         f"{first} run each (+{confirm} when one misses its expectation), {lanes} lanes"
     )
-    work: queue.Queue[str] = queue.Queue()
-    for engine in sorted(by_engine, key=lambda e: -est_by_engine[e]):  # longest first
-        work.put(engine)
-    lane_ctx = dataclasses.replace(ctx, progress=_LaneProgress(ctx.progress, lanes))
-    outcomes: list[Outcome] = []
 
-    def lane() -> None:
-        mine = dataclasses.replace(lane_ctx, outcome=Outcome())
-        outcomes.append(mine.outcome)
-        while True:
-            try:
-                engine = work.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                _engine_cells(mine, by_engine[engine], done, missed, first, confirm)
-            finally:
-                ctx.workers.close(engine)
+    def engine_cells(lane_ctx: PhaseContext, engine: str) -> None:
+        try:
+            _engine_cells(lane_ctx, by_engine[engine], done, missed, first, confirm)
+        finally:
+            ctx.workers.close(engine)
 
-    threads = [threading.Thread(target=lane, name=f"outcome-lane-{i}") for i in range(lanes)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for part in outcomes:
-        ctx.outcome.add_counts(part)
-    ctx.store.sync()
+    longest_first = sorted(by_engine, key=lambda e: -est_by_engine[e])
+    run_lanes(ctx, longest_first, lanes, engine_cells)
 
 
 def _engine_cells(
