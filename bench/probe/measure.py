@@ -18,7 +18,12 @@ about a quarter of a LangChain engine's probe). Every run starts from a reset mo
 fresh run log, and must complete, with the same LLM and tool calls in every pass; otherwise
 the row's status is ``error``, with the reason, and it still carries what was measured.
 ``counts_only`` plans (the marginal variants) time nothing: no collection, no plain runs;
-they stop after 3.
+they stop after 3. Plans by engine (``plan_for``): the engines the report judges — the
+floor and the headline pairs — take ``FULL``, with ``JUDGED_SAMPLE_S`` of sampling per
+scenario for those whose shares a claim judges (LangChain's side: claim 2); every other
+engine takes ``BRIEF``: one counted run, the edge run and the sampling, no plain and no
+cProfile runs (their wall time and the profilers' slow-down are reported for the judged
+engines only: they cost a third of a peer's probe).
 """
 
 from __future__ import annotations
@@ -66,7 +71,28 @@ class ProbePlan:
 YOUNG = 1  # gc generation: collect generations 0 and 1, not the long-lived objects
 
 FULL = ProbePlan()
+BRIEF = ProbePlan(timed=0, count=1, cprofile=0)
 QUICK = ProbePlan(warmup=2, timed=2, count=2, cprofile=1, sample_s=0.05, sample_min_runs=2)
+# claim 2 judges the sampled share of callbacks: ≥ 1 s of samples per scenario (~2,000)
+JUDGED_SAMPLE_S = 1.0
+PLANS = {"full": FULL, "brief": BRIEF, "quick": QUICK}
+
+
+def plan_for(engine: str, judged: set[str], shares_judged: set[str]) -> str:
+    """The plan's name for ``engine``: ``full`` for the judged engines, else ``brief``;
+    ``judged-samples`` for those whose shares a claim judges."""
+    if engine in shares_judged:
+        return "judged-samples"
+    return "full" if engine in judged else "brief"
+
+
+def plan_named(name: str) -> ProbePlan:
+    """The plan of ``plan_for``'s name (``ValueError`` for an unknown one)."""
+    if name == "judged-samples":
+        return dataclasses.replace(FULL, sample_s=JUDGED_SAMPLE_S)
+    if name not in PLANS:
+        raise ValueError(f"unknown probe plan {name!r}; one of judged-samples, {', '.join(PLANS)}")
+    return PLANS[name]
 
 
 def counts_only(plan: ProbePlan) -> ProbePlan:

@@ -17,7 +17,7 @@ import time
 import traceback
 from typing import IO, Any
 
-from bench.probe.measure import FULL, QUICK, TimedMock, counts_only, probe_scenario
+from bench.probe.measure import TimedMock, counts_only, plan_named, probe_scenario
 from bench.probe.variants import marginal_variants
 from bench.referee import LatencyProfile
 from bench.referee.tokens import request_tokens
@@ -55,7 +55,7 @@ async def _probe(args: argparse.Namespace, out: IO[str]) -> None:
     import_ms = (time.perf_counter() - started) * 1000
     if not isinstance(engine, RecordingEngine):
         raise TypeError(f"{args.engine}: not a RecordingEngine; the probe cannot time execute")
-    plan = QUICK if args.quick else FULL
+    plan = plan_named("quick" if args.quick else args.plan)
     mock = TimedMock(scenarios=scenarios, latency=LatencyProfile())
     for name, scenario in scenarios.items():
         mine = plan if kinds[name] == "scenario" else counts_only(plan)
@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--marginal", help="scenario whose marginal variants to probe too")
     parser.add_argument("--scenario-dir")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--plan", default="full", help="full, brief or judged-samples (bench.probe.measure)"
+    )
     args = parser.parse_args(argv)
     out = _claim_stdout()
     loop = asyncio.new_event_loop()

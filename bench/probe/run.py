@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.engines.registry import REGISTRY, SPECS
+from bench.engines.registry import ENGINE_NAMES, REGISTRY, SPECS
 from bench.envs.build import ensure
 from bench.errors import EnvironmentUnavailable
 from bench.probe.variants import MARGINAL_SCENARIO
@@ -95,8 +95,21 @@ def _interpreter(engine: str) -> str:
     return sys.executable if spec is None else ensure(spec.environment).python
 
 
+def engine_plan(engine: str) -> str:
+    """The probe plan of ``engine`` (``bench.probe.measure.plan_for``): the full one for the
+    engines the report judges (``headline_engines``), with longer sampling for LangChain's,
+    whose callback share claim 2 judges; the brief one for every other engine."""
+    from bench.engines.registry import headline_engines
+    from bench.probe.measure import plan_for
+
+    judged = set(headline_engines(ENGINE_NAMES))
+    langchain = {e for e in judged if REGISTRY[e].family == "langchain"}
+    return plan_for(engine, judged, langchain)
+
+
 def _worker_command(engine: str, config: ProbeConfig) -> list[str]:
     command = [_interpreter(engine), "-m", "bench.probe.probe_worker", "--engine", engine]
+    command += ["--plan", engine_plan(engine)]
     command += ["--scenarios", ",".join(config.scenarios)]
     if config.marginal:
         command += ["--marginal", config.marginal]

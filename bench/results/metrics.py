@@ -572,8 +572,9 @@ def _range(values: Sequence[float | None]) -> tuple[float, float]:
 
 
 def _spread(values: Sequence[int]) -> float:
-    """Relative spread of counts over counted runs: (max − min) / median; 0 = reproducible."""
-    if not values:
+    """Relative spread of counts over counted runs: (max − min) / median; 0 = reproducible;
+    NaN with fewer than two counted runs (nothing to compare: the brief probe plan)."""
+    if len(values) < 2:
         return math.nan
     mid = stats.median(values)
     return (max(values) - min(values)) / mid if mid else 0.0
@@ -615,7 +616,8 @@ def profile_by_engine(rows: Sequence[ProfileRow]) -> list[dict[str, Any]]:
                 else (0.0 if any(v == 0 for v in values.values()) else math.nan)
             )
             entry[f"{name}_range"] = _range(list(values.values()))
-        entry["calls_spread"] = max(_spread(r.calls_per_run) for r in ok)
+        spreads = [s for s in (_spread(r.calls_per_run) for r in ok) if math.isfinite(s)]
+        entry["calls_spread"] = max(spreads) if spreads else math.nan
         for edge in ("send", "tool"):
             for what in ("depths", "modules", "classes"):
                 medians = [_median_of(getattr(r, f"{edge}_{what}")) for r in ok]
