@@ -580,12 +580,21 @@ def _qps_from_load(f: Facts, lc_side: Side, sb_side: Side) -> tuple[Part, ...]:
             return f"{c.rate:g} runs/s{above}"
 
         measured = f"{lc} sustains {bounds(a)}; {sb} {bounds(b)}"
-        cores = [(e, c.cores_for(T.QPS_CLAIMED)) for e, c in ((lc, a), (sb, b))]
+        # CPU per run grows with the rate: in one process both are compared at one common
+        # rate (the summary's and the matrix's figure); more processes have no common level
+        common = f.loaded_cores((lc, sb)) if processes == 1 else None
+        if common is not None:
+            rate, by_engine = common
+            cores = [(e, by_engine.get(e)) for e in (lc, sb)]
+            where = f"measured at {rate:g} runs/s, the highest rate both sustained"
+        else:
+            cores = [(e, c.cores_for(T.QPS_CLAIMED)) for e, c in ((lc, a), (sb, b))]
+            where = "each measured at its own capacity"
         cores_text = ", ".join(
             f"{e} {interval_text(k, lambda v: f'{v:.2f}')}" for e, k in cores if k is not None
         )
         if cores_text:
-            measured += f"; cores per {T.QPS_CLAIMED:.0f} runs/s: {cores_text}"
+            measured += f"; cores per {T.QPS_CLAIMED:.0f} runs/s ({where}): {cores_text}"
         if a.contended or b.contended:
             measured += " (other processes loaded the machine during these levels)"
         label = f"{processes} process{'es' if processes > 1 else ''}"

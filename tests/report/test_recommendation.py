@@ -51,3 +51,20 @@ def test_the_performance_stars_read_the_cpu_the_summary_quotes() -> None:
     # 0.3 CPU-s a second at 50 runs/s: 0.6 cores per 100 runs/s, two stars, for ours too
     assert rating.of("self-built scheduler") == 2
     assert zero.of("self-built scheduler") > 2  # its zero-latency CPU alone looked cheaper
+
+
+def test_the_qps_claim_quotes_cpu_at_the_common_rate_the_summary_uses() -> None:
+    """Claim 7's one-process cores per 100 runs/s are the matrix's and the summary's
+    (``Facts.loaded_cores``: one common rate), not each engine's at its own capacity."""
+    from bench.report import rules
+    from bench.results.fmt import number
+
+    levels = metrics.load_levels(load_rows({"lc-create-agent-prod": 60, "scheduler": 150}))
+    facts = compute_facts(make(Params()).with_(load_levels=tuple(levels)))
+    rate, cores = facts.loaded_cores(["lc-create-agent-prod", "scheduler"])
+    (one,) = [p for p in rules.claim_qps(facts).parts if p.label == "1 process"]
+    assert f"measured at {rate:g} runs/s, the highest rate both sustained" in one.measured
+    for engine in ("lc-create-agent-prod", "scheduler"):
+        assert f"{engine} {cores[engine].point:.2f}" in one.measured
+    at_capacity = facts.capacity[("scheduler", 1)].cores_for(100.0)
+    assert at_capacity is not None and number(at_capacity.point) != number(cores["scheduler"].point)
