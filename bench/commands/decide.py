@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from bench.results.store import RunStore
     from bench.workload import WorkloadError, load_workload
     from bench.workload.answer import write_answer
-    from bench.workload.decide import build_config, engines_for
+    from bench.workload.decide import build_config, engines_for, played_scenarios, write_scenarios
     from scenarios import load_scenarios
 
     handlers = handler_options.policy(args)
@@ -77,9 +77,14 @@ def run(args: argparse.Namespace) -> int:
     store = RunStore(out)
     if store.exists():
         raise UsageError(f"--out {out}: already holds a run; choose another directory")
-    scenarios = load_scenarios(workload.scenario_dir)
+    scenarios = played_scenarios(workload, load_scenarios(workload.scenario_dir))
+    # with the tools' latency the run plays its own copies, written into the run folder
+    played_dir = out / "scenarios" if workload.tools is not None else None
+    scenario_dir = str(played_dir.resolve()) if played_dir is not None else None
     try:
-        config = build_config(workload, scenarios, quick=args.quick, engines=choice.engines)
+        config = build_config(
+            workload, scenarios, quick=args.quick, engines=choice.engines, scenario_dir=scenario_dir
+        )
     except ValueError as exc:
         raise UsageError(f"{args.workload}: {exc}") from None
     handler_options.require_allowed(scenarios_used(config, scenarios), handlers)
@@ -87,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         _require_built_environments(config.engines)
     writable_dir(out, "--out")
     store.create()
+    if played_dir is not None:
+        write_scenarios(scenarios, played_dir)
     code = _execute(config, scenarios, store, resume=False, run_id=out.name, handlers=handlers)
     folder = load_run_folder(out)
     notes = list(choice.notes)

@@ -237,21 +237,19 @@ def _measured_engines(data: RunData) -> list[str]:
 def _step_facts(data: RunData) -> tuple[pooling.Pool, pooling.Pool]:
     """Overhead and CPU per LLM step pooled over every happy-path scenario
     (``bench.results.pooling``): an engine that lacks one is left out, with the reason."""
-    runs = analysis.perf_runs(data).dropna(subset=["step_overhead_ms"])
     measured = set(_measured_engines(data))
-    runs = runs[runs["engine"].isin(measured)]
-    attempted = {
-        str(e): set(g) for e, g in data.runs.groupby("engine")["scenario"] if e in measured
-    }
+    runs = data.runs[data.runs["engine"].isin(measured)]
+    attempted = {str(e): set(g) for e, g in runs.groupby("engine")["scenario"]}
+    fields = ["engine", "scenario", "round", "status", "latency_profile"]
     return tuple(  # type: ignore[return-value]
-        pooling.pool(
-            runs[["engine", "scenario", "round", column]].itertuples(index=False, name=None),
+        pooling.per_step_pool(
+            runs[[*fields, column, "llm_calls"]].itertuples(index=False, name=None),
             data.happy_scenarios,
             attempted=attempted,
             resamples=RESAMPLES,
             seed=_seed(data, "step"),  # one seed: every engine shares the round draws
         )
-        for column in ("step_overhead_ms", "step_cpu_ms")
+        for column in ("overhead_ms", "cpu_ms")
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +63,40 @@ def write_tables(store: Any, config: Any) -> Tables:
     return tables
 
 
-def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[str, ...]) -> Any:
-    """One row per engine: the headline numbers of the run."""
+def step_overhead(folder: Any, happy: Sequence[str]) -> Any:
+    """Overhead per LLM step pooled over the happy paths: the report's headline figure
+    (``bench.results.pooling.per_step_pool``, the same computation)."""
+    from bench.results.pooling import per_step_pool
+
+    records = (
+        (
+            r.engine,
+            r.scenario,
+            r.round,
+            "error" if r.crashed else r.status,
+            r.latency or "zero",
+            r.overhead_ms,
+            r.llm_calls,
+        )
+        for r in folder.timed_runs
+    )
+    return per_step_pool(records, happy)
+
+
+def engine_table(
+    summary: Any,
+    footprint: Any,
+    throughput: Any,
+    engines: tuple[str, ...],
+    steps: Any = None,
+) -> Any:
+    """One row per engine: the headline numbers of the run. ``steps``: the overhead per
+    step pooled over the happy paths (``step_overhead``; None: not shown)."""
     from rich.table import Table
 
     table = Table(
-        title="Per engine (medians over scenarios; × raw = geometric mean over scenarios of "
-        "median/raw's)"
+        title="Per engine (medians over scenarios; overhead/step = geometric mean over the "
+        "happy paths, as in the report; × raw = geometric mean over scenarios of median/raw's)"
     )
     for column in (
         "engine",
@@ -111,7 +139,9 @@ def engine_table(summary: Any, footprint: Any, throughput: Any, engines: tuple[s
                 stats.geometric_mean(mine[mine["status_completed"] > 0]["ratio_to_raw"]),
                 digits=2,
             ),
-            fmt.ms(stats.median(mine["overhead_per_step_ms_median"])),
+            fmt.ms(steps.figures[engine].estimate.point)
+            if steps is not None and engine in steps.figures
+            else fmt.MISSING,
             fmt.ms(stats.median(mine["cpu_ms_median"])),
             fmt.signed(stats.mean(mine["token_overhead_per_request"]), fmt.count),
             fmt.ms(import_ms),
@@ -282,7 +312,9 @@ def finish_run(
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     if not summary.empty:
-        console.print(engine_table(summary, footprint, throughput, config.engines))
+        happy = [n for n in config.scenarios if n in scenarios and scenarios[n].is_performance]
+        steps = step_overhead(tables.folder, happy)
+        console.print(engine_table(summary, footprint, throughput, config.engines, steps))
         reasons = failure_reasons(tables.folder.runs)
         for latency in config.latencies:
             console.print(scenario_table(summary, config.engines, latency, reasons))

@@ -6,6 +6,7 @@ serves, with the p95 target set to the objective. No throughput phase, no import
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from bench.workload.model import Workload
@@ -80,8 +81,45 @@ def target_factor(scenario: Any, workload: Workload) -> tuple[float, float]:
     return workload.objective.load_target_ms / scripted, scripted
 
 
+def with_tool_latency(scenario: Any, latency_ms: float) -> Any:
+    """``scenario`` with every tool's scripted latency set to ``latency_ms``."""
+    tools = [
+        t.model_copy(update={"behavior": t.behavior.model_copy(update={"latency_ms": latency_ms})})
+        for t in scenario.tools
+    ]
+    return scenario.model_copy(update={"tools": tools})
+
+
+def played_scenarios(workload: Workload, scenarios: dict[str, Any]) -> dict[str, Any]:
+    """The workload's scenarios as the run plays them: with its tools' latency when it
+    states one (``with_tool_latency``), else as they are."""
+    if workload.tools is None:
+        return scenarios
+    latency = workload.tools.latency_ms
+    return {name: with_tool_latency(scenarios[name], latency) for name in workload.scenarios}
+
+
+def write_scenarios(scenarios: dict[str, Any], directory: Path) -> str:
+    """``scenarios`` as YAML files in ``directory`` (the run's own scenario directory: the
+    run folder holds exactly what was played, for ``--resume`` and a sceptic); its path."""
+    import yaml  # type: ignore[import-untyped]
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, scenario in scenarios.items():
+        data = scenario.model_dump(mode="json", exclude_none=True, by_alias=True)
+        (directory / f"{name}.yaml").write_text(
+            yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
+    return str(directory.resolve())
+
+
 def build_config(
-    workload: Workload, scenarios: dict[str, Any], *, quick: bool, engines: tuple[str, ...]
+    workload: Workload,
+    scenarios: dict[str, Any],
+    *,
+    quick: bool,
+    engines: tuple[str, ...],
+    scenario_dir: str | None = None,
 ) -> Any:
     """The RunConfig that answers the workload (see the module docstring).
 
@@ -102,7 +140,7 @@ def build_config(
     values.update(
         engines=engines,
         scenarios=tuple(workload.scenarios),
-        scenario_dir=workload.scenario_dir,
+        scenario_dir=scenario_dir if scenario_dir is not None else workload.scenario_dir,
         latencies=(spec,),
         transport="inprocess",
         repeat=3 if quick else 12,
@@ -140,5 +178,8 @@ __all__ = [
     "default_engines",
     "engines_for",
     "load_rates",
+    "played_scenarios",
     "target_factor",
+    "with_tool_latency",
+    "write_scenarios",
 ]

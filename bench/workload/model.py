@@ -66,6 +66,13 @@ class Objective(_Strict):
         return value
 
 
+class Tools(_Strict):
+    """Your tools' latency: every tool call of the workload's scenarios waits ``latency_ms``
+    instead of what the scenario scripts (a failing call waits it too)."""
+
+    latency_ms: float = Field(ge=0, le=60_000)  # scenarios.schema.MAX_LATENCY_MS
+
+
 class Prices(_Strict):
     """Token prices per million and the price of one core for an hour (any one currency)."""
 
@@ -88,6 +95,7 @@ class Workload(_Strict):
     scenarios: list[str] = Field(min_length=1, max_length=50)
     scenario_dir: str | None = None
     engines: list[str] | None = Field(None, min_length=1, max_length=50)
+    tools: Tools | None = None
     prices: Prices | None = None
 
     @field_validator("scenarios", "engines")
@@ -301,6 +309,11 @@ def describe(workload: Workload) -> Mapping[str, str]:
         "streaming": "yes" if workload.streaming else "no",
         "scenarios": ", ".join(workload.scenarios),
     }
+    if workload.tools is not None:
+        out["tools"] = (
+            f"every tool call takes {workload.tools.latency_ms:g} ms (the scenarios' own "
+            "tool latencies replaced; the played copies are in the run folder's scenarios/)"
+        )
     if workload.prices is not None:
         p = workload.prices
         out["prices"] = (

@@ -70,3 +70,35 @@ def test_an_objective_below_the_llm_alone_is_refused() -> None:
     w = parse_workload(TEXT.replace("STREAMING", "false").replace("6000", "500"))
     with pytest.raises(ValueError, match="below what the LLM alone takes"):
         build_config(w, SCENARIOS, quick=True, engines=("raw",))
+
+
+def test_the_tools_latency_is_played_from_copies_the_run_folder_keeps(tmp_path) -> None:
+    from bench.workload.decide import played_scenarios, write_scenarios
+
+    w = parse_workload(TEXT.replace("STREAMING", "false") + "tools: {latency_ms: 250}\n")
+    assert w.tools is not None and w.tools.latency_ms == 250
+    played = played_scenarios(w, SCENARIOS)
+    assert set(played) == {"customer_returns", "tool_flaky"}
+    for name, scenario in played.items():
+        original = SCENARIOS[name]
+        assert [t.behavior.latency_ms for t in scenario.tools] == [250.0] * len(original.tools)
+        # everything else as scripted: the failures of tool_flaky too
+        assert [t.behavior.fail_times for t in scenario.tools] == [
+            t.behavior.fail_times for t in original.tools
+        ]
+        assert scenario.script == original.script and scenario.expect == original.expect
+    directory = write_scenarios(played, tmp_path / "scenarios")
+    assert load_scenarios(directory) == played  # the files are what was played
+    # the load phase's scripted latency (and so its target factor) counts the tools' wait
+    calls = sum(len(t.tool_calls) for t in SCENARIOS["customer_returns"].script)
+    spec = w.latency_spec
+    slower = scripted_latency_ms(played["customer_returns"], spec)
+    assert slower - scripted_latency_ms(SCENARIOS["customer_returns"], spec) == pytest.approx(
+        250.0 * calls, rel=0.05
+    )
+    config = build_config(w, played, quick=True, engines=("raw",), scenario_dir=directory)
+    assert config.scenario_dir == directory
+    # without tools: the workload's scenarios as they are, and its own directory
+    plain = workload(False)
+    assert played_scenarios(plain, SCENARIOS) is SCENARIOS
+    assert build_config(plain, SCENARIOS, quick=True, engines=("raw",)).scenario_dir is None
