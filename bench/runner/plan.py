@@ -15,10 +15,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.model.scenarios import reference_scenario
 from scenarios import Scenario
+
+T = TypeVar("T")
 
 LATENCY_PROFILES = ("zero", "realistic")
 TRANSPORTS = ("inprocess", "loopback")
@@ -305,7 +307,8 @@ def warmup_for(est_run_s: float, config: RunConfig) -> int:
     return 0
 
 
-def rotate(items: tuple[str, ...], by: int) -> tuple[str, ...]:
+def rotate(items: tuple[T, ...], by: int) -> tuple[T, ...]:
+    """``items`` rotated left by ``by``."""
     if not items:
         return items
     by %= len(items)
@@ -334,12 +337,13 @@ def build_plan(
             n = repeats_for(est, config)
             plan.repeats[(name, latency)] = n
             base, extra = divmod(n, config.rounds)
-            indices, start = [], 0
+            split: list[list[int]] = []
+            start = 0
             for r in range(config.rounds):
                 count = base + (1 if r < extra else 0)
-                indices.append(list(range(start, start + count)))
+                split.append(list(range(start, start + count)))
                 start += count
-            per_round[(name, latency)] = indices
+            per_round[(name, latency)] = split
     for r in range(config.rounds):
         for s, name in enumerate(timed):
             for latency in config.latencies:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 
 def format_duration(seconds: float | None) -> str:
@@ -106,10 +106,15 @@ class LineProgress:
         pass
 
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import TaskID
+
+
 class RichProgress:
     """A rich progress bar: what is running, runs left, elapsed and ETA."""
 
-    def __init__(self, console: object | None = None):
+    def __init__(self, console: Console | None = None):
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -127,7 +132,7 @@ class RichProgress:
             transient=False,
             refresh_per_second=4,
         )
-        self._task = None
+        self._task: TaskID | None = None
         self._progress.start()
 
     def _refresh(self) -> None:

@@ -312,7 +312,7 @@ class Worker:
 
     def context(self, scenario: Scenario, latency: str, stream_tokens: bool = False) -> RunContext:
         """What the engine gets: the mock (or its URL), its latency profile, the run deadline."""
-        common = {
+        common: dict[str, Any] = {
             "scenario": scenario,
             "latency": LatencyProfile.named(latency),
             "run_timeout_s": scenario.limits.run_timeout_s,
@@ -479,7 +479,7 @@ def _post_reset(base_url: str) -> None:
     from urllib.parse import urlsplit
 
     parts = urlsplit(base_url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=10)
     try:
         connection.request("POST", "/reset", body=b"")
         connection.getresponse().read()

@@ -21,6 +21,7 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bench.errors import UsageError
 from bench.runner.plan import RunConfig, build_plan, estimate_run_s
@@ -105,7 +106,7 @@ def phase_homes(count: int) -> dict[str, int]:
     }
 
 
-def phases_of(config: RunConfig, shard: Shard) -> dict[str, bool]:
+def phases_of(config: RunConfig, shard: Shard) -> dict[str, Any]:
     """The RunConfig phase switches of ``shard`` (each phase on exactly one shard)."""
     homes = phase_homes(shard.count)
     return {name: bool(getattr(config, name)) and homes[name] == shard.index for name in homes}

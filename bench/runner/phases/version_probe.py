@@ -67,7 +67,7 @@ def _imported_distributions(source: str) -> list[str]:
     from bench.engines.lc_versions import normal_name
 
     provides = packages_distributions()
-    modules = set()
+    modules: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)
