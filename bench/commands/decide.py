@@ -46,7 +46,13 @@ def run(args: argparse.Namespace) -> int:
     from bench.results.store import RunStore
     from bench.workload import WorkloadError, load_workload
     from bench.workload.answer import write_answer
-    from bench.workload.decide import build_config, engines_for, played_scenarios, write_scenarios
+    from bench.workload.decide import (
+        build_config,
+        engines_for,
+        played_scenarios,
+        rewrites_scenarios,
+        write_scenarios,
+    )
     from scenarios import load_scenarios
 
     handlers = handler_options.policy(args)
@@ -78,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
     if store.exists():
         raise UsageError(f"--out {out}: already holds a run; choose another directory")
     scenarios = played_scenarios(workload, load_scenarios(workload.scenario_dir))
-    # with the tools' latency the run plays its own copies, written into the run folder
-    played_dir = out / "scenarios" if workload.tools is not None else None
+    # rewritten (tool latency, earlier conversation): the run plays copies in its folder
+    played_dir = out / "scenarios" if rewrites_scenarios(workload) else None
     scenario_dir = str(played_dir.resolve()) if played_dir is not None else None
     try:
         config = build_config(

@@ -90,13 +90,80 @@ def with_tool_latency(scenario: Any, latency_ms: float) -> Any:
     return scenario.model_copy(update={"tools": tools})
 
 
+# the words of the earlier exchanges (``with_prior_turns``): plain support-desk English, so
+# that the tokenizer sees ordinary text (about 1.3 tokens a word)
+_WORDS = [
+    "the",
+    "customer",
+    "asked",
+    "about",
+    "the",
+    "order",
+    "and",
+    "we",
+    "checked",
+    "the",
+    "account",
+    "history",
+    "before",
+    "we",
+    "answered",
+    "with",
+    "the",
+    "delivery",
+    "date",
+    "the",
+    "refund",
+    "policy",
+    "and",
+    "the",
+    "next",
+    "steps",
+    "for",
+    "the",
+    "return",
+]
+
+
+def _text(words: int, seed: int) -> str:
+    return " ".join(_WORDS[(seed + i) % len(_WORDS)] for i in range(words))
+
+
+def with_prior_turns(scenario: Any, turns: int, words: int) -> Any:
+    """``scenario`` with ``turns`` earlier exchanges (user, then assistant; ``words`` words
+    a message, deterministic) before its own history."""
+    from scenarios.schema import Message
+
+    earlier = []
+    for k in range(turns):
+        earlier.append(Message(role="user", content=f"Earlier question {k + 1}: {_text(words, k)}"))
+        earlier.append(
+            Message(role="assistant", content=f"Earlier answer {k + 1}: {_text(words, k + 7)}")
+        )
+    return scenario.model_copy(update={"history": [*earlier, *scenario.history]})
+
+
 def played_scenarios(workload: Workload, scenarios: dict[str, Any]) -> dict[str, Any]:
-    """The workload's scenarios as the run plays them: with its tools' latency when it
-    states one (``with_tool_latency``), else as they are."""
-    if workload.tools is None:
+    """The workload's scenarios as the run plays them: with its tools' latency
+    (``with_tool_latency``) and its earlier conversation (``with_prior_turns``) when it
+    states them, else as they are."""
+    if workload.tools is None and workload.conversation is None:
         return scenarios
-    latency = workload.tools.latency_ms
-    return {name: with_tool_latency(scenarios[name], latency) for name in workload.scenarios}
+    played = {}
+    for name in workload.scenarios:
+        scenario = scenarios[name]
+        if workload.tools is not None:
+            scenario = with_tool_latency(scenario, workload.tools.latency_ms)
+        if workload.conversation is not None:
+            c = workload.conversation
+            scenario = with_prior_turns(scenario, c.prior_turns, c.words_per_message)
+        played[name] = scenario
+    return played
+
+
+def rewrites_scenarios(workload: Workload) -> bool:
+    """The run plays rewritten copies of the workload's scenarios (``played_scenarios``)."""
+    return workload.tools is not None or workload.conversation is not None
 
 
 def write_scenarios(scenarios: dict[str, Any], directory: Path) -> str:
@@ -179,7 +246,9 @@ __all__ = [
     "engines_for",
     "load_rates",
     "played_scenarios",
+    "rewrites_scenarios",
     "target_factor",
+    "with_prior_turns",
     "with_tool_latency",
     "write_scenarios",
 ]

@@ -73,6 +73,15 @@ class Tools(_Strict):
     latency_ms: float = Field(ge=0, le=60_000)  # scenarios.schema.MAX_LATENCY_MS
 
 
+class Conversation(_Strict):
+    """How much conversation comes before each run: ``prior_turns`` earlier exchanges (a
+    user message and the assistant's answer, ``words_per_message`` words each) prepended to
+    every scenario's history."""
+
+    prior_turns: int = Field(ge=0, le=100)
+    words_per_message: int = Field(60, ge=1, le=2000)
+
+
 class Prices(_Strict):
     """Token prices per million and the price of one core for an hour (any one currency)."""
 
@@ -96,6 +105,7 @@ class Workload(_Strict):
     scenario_dir: str | None = None
     engines: list[str] | None = Field(None, min_length=1, max_length=50)
     tools: Tools | None = None
+    conversation: Conversation | None = None
     prices: Prices | None = None
 
     @field_validator("scenarios", "engines")
@@ -313,6 +323,12 @@ def describe(workload: Workload) -> Mapping[str, str]:
         out["tools"] = (
             f"every tool call takes {workload.tools.latency_ms:g} ms (the scenarios' own "
             "tool latencies replaced; the played copies are in the run folder's scenarios/)"
+        )
+    if workload.conversation is not None:
+        c = workload.conversation
+        out["conversation"] = (
+            f"{c.prior_turns} earlier exchanges of {c.words_per_message} words a message before "
+            "each run (prepended to every scenario's history)"
         )
     if workload.prices is not None:
         p = workload.prices

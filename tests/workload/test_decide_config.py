@@ -102,3 +102,29 @@ def test_the_tools_latency_is_played_from_copies_the_run_folder_keeps(tmp_path) 
     plain = workload(False)
     assert played_scenarios(plain, SCENARIOS) is SCENARIOS
     assert build_config(plain, SCENARIOS, quick=True, engines=("raw",)).scenario_dir is None
+
+
+def test_an_earlier_conversation_is_prepended_to_every_scenarios_history(tmp_path) -> None:
+    from bench.referee.tokens import request_tokens
+    from bench.workload.decide import played_scenarios, rewrites_scenarios, write_scenarios
+
+    text = TEXT.replace("STREAMING", "false") + "conversation: {prior_turns: 12}\n"
+    w = parse_workload(text)
+    assert rewrites_scenarios(w) and not rewrites_scenarios(workload(False))
+    played = played_scenarios(w, SCENARIOS)
+    for name, scenario in played.items():
+        original = SCENARIOS[name]
+        history = scenario.history
+        assert len(history) == 24 + len(original.history)
+        assert [m.role for m in history[:4]] == ["user", "assistant", "user", "assistant"]
+        assert all(len(m.content.split()) == 60 + 3 for m in history[:24])  # "Earlier … k:"
+        assert history[24:] == original.history and scenario.script == original.script
+    assert load_scenarios(write_scenarios(played, tmp_path / "s")) == played
+    # every request carries it: ~1,900 more prompt tokens on each
+    messages = [{"role": m.role, "content": m.content} for m in played["customer_returns"].history]
+    assert 1500 < request_tokens(messages) < 2500
+    # both rewrites together, and the same text every time (a reproducible run)
+    both = parse_workload(text + "tools: {latency_ms: 50}\n")
+    again = played_scenarios(both, SCENARIOS)["customer_returns"]
+    assert again.history == played["customer_returns"].history
+    assert {t.behavior.latency_ms for t in again.tools} == {50.0}

@@ -125,7 +125,7 @@ def test_the_docs_describe_every_field() -> None:
     docs = (PROJECT_ROOT / "docs" / "workload.md").read_text()
     documented = set(re.findall(r"^\| `([a-z_0-9.]+)` \|", docs, re.MULTILINE))
     fields = set(Workload.model_fields)
-    for name in ("llm", "objective", "tools", "prices"):
+    for name in ("llm", "objective", "tools", "conversation", "prices"):
         annotation = Workload.model_fields[name].annotation
         model = next(
             a
