@@ -199,7 +199,8 @@ def read_catalogue(path: Path) -> tuple[CatalogueRecord | None, list[Skipped]]:
     except (ValueError, UnicodeDecodeError) as exc:
         return None, [Skipped(CATALOGUE, 0, f"not valid JSON ({exc}): file left out")]
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or schema_major(version) != 1 or isinstance(version, str):
+    # the record's schema_version is a strict int: "1" or 1.0 would fail its validation
+    if not isinstance(data, dict) or type(version) is not int or version != 1:
         reason = f"not a catalogue of schema version 1 (schema_version={version!r}): file left out"
         return None, [Skipped(CATALOGUE, 0, reason)]
     record = CatalogueRecord(
@@ -237,7 +238,7 @@ def read_multimodel(path: Path) -> tuple[MultiModelFile | None, list[Skipped]]:
     return document, []
 
 
-def schema_major(version: int | str) -> int | None:
+def schema_major(version: object) -> int | None:
     """The major version of a ``schema_version`` (1, or "1.2" → 1); None if not one."""
     if isinstance(version, bool):
         return None
@@ -260,7 +261,11 @@ def read_meta(path: Path) -> dict[str, Any] | None:
     except UnicodeDecodeError:
         raise BadMeta(f"{path}: not UTF-8 text") from None
     except ValueError as exc:
-        where = f" at line {exc.lineno} column {exc.colno}" if hasattr(exc, "lineno") else ""
+        where = (
+            f" at line {exc.lineno} column {exc.colno}"
+            if isinstance(exc, json.JSONDecodeError)
+            else ""
+        )
         raise BadMeta(f"{path}: not valid JSON ({getattr(exc, 'msg', exc)}{where})") from None
     if not isinstance(data, dict):
         raise BadMeta(f"{path}: expected a JSON object, got {type(data).__name__}")

@@ -551,8 +551,9 @@ def profile_marginals(rows: Sequence[ProfileRow], engine: str) -> dict[str, Any]
     plus = {r.scenario[len(base_name or "") :]: r for r in variants if r.scenario}
     if base is None or "+tool" not in plus or "+step" not in plus:
         return {}
-    calls = {k: _median_of(r.calls_per_run) for k, r in (("base", base), *plus.items())}
-    if any(v is None for v in calls.values()):
+    medians = {k: _median_of(r.calls_per_run) for k, r in (("base", base), *plus.items())}
+    calls = {k: v for k, v in medians.items() if v is not None}
+    if len(calls) < len(medians):
         return {}
     tool, step = calls["+tool"] - calls["base"], calls["+step"] - calls["base"]
     return {

@@ -263,7 +263,7 @@ class _RoundDraws:
 
     def estimate(self, logs: np.ndarray, rounds: Sequence[Hashable]) -> Estimate:
         """exp of the mean of ``logs`` (one per round), its t-interval, and its draws."""
-        from scipy.stats import chi2
+        from scipy.stats import chi2  # type: ignore[import-untyped]  # scipy has no stubs here
 
         n = len(logs)
         centre = float(np.mean(logs))

@@ -17,6 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from bench.results.files import RUN_KEY
 
 R = TypeVar("R", bound=BaseModel)
+RunRowT = TypeVar("RunRowT", bound="RunRow")
+
+# The default of a field that may be absent but not null: pydantic never validates a default,
+# so the field reads None when absent while its annotation (no ``| None``) refuses a stored
+# null. Typed Any so that the checker accepts it as the default of a non-optional field.
+ABSENT: Any = None
 
 MAX_PER_RUN = 10_000  # entries of a per-run array (requests, tools, failures) a row may hold
 MAX_PER_LEVEL = 1_000_000  # latencies of one throughput or load level
@@ -100,7 +106,7 @@ class ThroughputRow(Row):
     runs: int | None = None
     errors: int | None = None
     statuses: dict[str, int] = Field(default_factory=dict)
-    duration_s: float = None  # absent until the first end of the run; null is invalid
+    duration_s: float = ABSENT  # absent until the first end of the run; null is invalid
     runs_per_s: float | None = None
     latency_mean_ms: float | None = None
     latency_p50_ms: float | None = None
@@ -417,54 +423,54 @@ class ConfigRecord(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="allow")
 
-    engines: list[str] = None
-    scenarios: list[str] = None
+    engines: list[str] = ABSENT
+    scenarios: list[str] = ABSENT
     scenario_dir: str | None = None
-    latencies: list[str] = None
-    transport: str = None
-    repeat: int | None = Field(None, ge=1)
-    warmup: int = Field(None, ge=0)
-    rounds: int = Field(None, ge=1)
-    seed: int = Field(None, ge=0, le=2**32 - 1)  # numpy's SeedSequence takes no negative
-    quick: bool = None
-    cell_budget_s: float = Field(None, gt=0)
-    min_repeats: int = Field(None, ge=1)
-    max_repeats: int = Field(None, ge=1)
-    concurrency: list[int] = None
-    throughput: bool = None
+    latencies: list[str] = ABSENT
+    transport: str = ABSENT
+    repeat: int | None = Field(default=None, ge=1)
+    warmup: int = Field(default=ABSENT, ge=0)
+    rounds: int = Field(default=ABSENT, ge=1)
+    seed: int = Field(default=ABSENT, ge=0, le=2**32 - 1)  # numpy's SeedSequence takes no negative
+    quick: bool = ABSENT
+    cell_budget_s: float = Field(default=ABSENT, gt=0)
+    min_repeats: int = Field(default=ABSENT, ge=1)
+    max_repeats: int = Field(default=ABSENT, ge=1)
+    concurrency: list[int] = ABSENT
+    throughput: bool = ABSENT
     throughput_scenario: str | None = None
     throughput_engines: list[str] | None = None
-    throughput_profiles: list[ThroughputProfileRecord] = None
-    footprint: bool = None
-    versions: bool = None
+    throughput_profiles: list[ThroughputProfileRecord] = ABSENT
+    footprint: bool = ABSENT
+    versions: bool = ABSENT
     shard: str | None = None  # "i/n" (bench.runner.shard); None: a whole run
     shard_scenarios: list[list[str]] | None = None
-    footprint_processes: int = Field(None, ge=0)
+    footprint_processes: int = Field(default=ABSENT, ge=0)
     reference_scenario: str | None = None
-    ttft: bool = None
-    ttft_scenario: str = None
-    ttft_latency: str = None
-    ttft_repeat: int = Field(None, ge=0)
-    ttft_warmup: int = Field(None, ge=0)
-    ttft_lanes: int = Field(None, ge=1)
-    fault_repeat: int = Field(None, ge=1)
-    fault_confirm: int = Field(None, ge=0)
-    outcome_lanes: int = Field(None, ge=1)
-    load: bool = None
+    ttft: bool = ABSENT
+    ttft_scenario: str = ABSENT
+    ttft_latency: str = ABSENT
+    ttft_repeat: int = Field(default=ABSENT, ge=0)
+    ttft_warmup: int = Field(default=ABSENT, ge=0)
+    ttft_lanes: int = Field(default=ABSENT, ge=1)
+    fault_repeat: int = Field(default=ABSENT, ge=1)
+    fault_confirm: int = Field(default=ABSENT, ge=0)
+    outcome_lanes: int = Field(default=ABSENT, ge=1)
+    load: bool = ABSENT
     load_engines: list[str] | None = None
-    load_scenario: str = None
-    load_latency: str = None
-    load_rates: list[float] = None
-    load_start_rate: float = Field(None, gt=0)
+    load_scenario: str = ABSENT
+    load_latency: str = ABSENT
+    load_rates: list[float] = ABSENT
+    load_start_rate: float = Field(default=ABSENT, gt=0)
     load_processes: list[int] | None = None
-    load_window_s: float = Field(None, gt=0)
-    load_probe_s: float = Field(None, gt=0)
-    load_min_runs: int = Field(None, ge=1)
-    load_ramp: float = Field(None, ge=0)
-    load_target_factor: float = Field(None, gt=0)
-    load_timeout_factor: float = Field(None, gt=0)
-    load_max_arrivals: int = Field(None, ge=1)
-    load_budget_s: float = Field(None, gt=0)
+    load_window_s: float = Field(default=ABSENT, gt=0)
+    load_probe_s: float = Field(default=ABSENT, gt=0)
+    load_min_runs: int = Field(default=ABSENT, ge=1)
+    load_ramp: float = Field(default=ABSENT, ge=0)
+    load_target_factor: float = Field(default=ABSENT, gt=0)
+    load_timeout_factor: float = Field(default=ABSENT, gt=0)
+    load_max_arrivals: int = Field(default=ABSENT, ge=1)
+    load_budget_s: float = Field(default=ABSENT, gt=0)
 
 
 class Meta(BaseModel):
@@ -485,7 +491,7 @@ class Meta(BaseModel):
     ended_at: str | None = None
     resumed_at: list[str] = Field(default_factory=list)
     interrupted_at: str | None = None
-    duration_s: float = None  # absent until the first end of the run; null is invalid
+    duration_s: float = ABSENT  # absent until the first end of the run; null is invalid
     complete: bool | None = None
     outcome: dict[str, Any] | None = None
     # engine environment → its interpreter, how it was built and its packages (bench.envs)
@@ -663,6 +669,6 @@ def latest(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> list[R]:
     return list(by_key.values())
 
 
-def timed(rows: Iterable[R], key: tuple[str, ...] = RUN_KEY) -> Iterator[R]:
+def timed(rows: Iterable[RunRowT], key: tuple[str, ...] = RUN_KEY) -> Iterator[RunRowT]:
     """The latest timed rows (warm-ups and superseded rows left out)."""
     return (r for r in latest(rows, key) if r.phase == "timed")

@@ -387,7 +387,7 @@ def t_interval(values: Iterable[object], confidence: float = CONFIDENCE) -> tupl
     """Student's t interval of the mean of the finite values (n − 1 degrees of freedom): the
     interval of a mean over a few independent replicates, e.g. per-round values (NaN, NaN
     for fewer than two)."""
-    from scipy.stats import t
+    from scipy.stats import t  # type: ignore[import-untyped]  # scipy has no stubs here
 
     array = finite(values)
     if array.size < 2:

@@ -75,6 +75,11 @@ def test_a_file_that_is_no_catalogue_is_left_out(tmp_path: Path) -> None:
         ],
     )
     assert read_catalogue(tmp_path / "absent.json") == (None, [])
+    # a version the record would refuse (a float, a string) is left out, not a crash
+    for version in (1.0, "1", True):
+        _write(path, {"schema_version": version, "cells": []})
+        record, skipped = read_catalogue(path)
+        assert record is None and "not a catalogue of schema version 1" in str(skipped[0])
 
 
 def test_the_run_folder_carries_the_catalogue(tmp_path: Path) -> None:
