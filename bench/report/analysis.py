@@ -17,6 +17,7 @@ Conventions (also in docs/report.md):
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -340,6 +341,10 @@ def fault_scores(data: RunData) -> pd.DataFrame:
     return _ordered(pd.DataFrame(rows))
 
 
+@overload
+def overhead_share(step_ms: float, llm_latency_ms: float) -> float: ...
+@overload
+def overhead_share(step_ms: float, llm_latency_ms: np.ndarray) -> np.ndarray: ...
 def overhead_share(step_ms: float, llm_latency_ms: float | np.ndarray) -> float | np.ndarray:
     """Share of end-to-end time spent in the framework, per LLM step (tools ignored)."""
     return step_ms / (step_ms + llm_latency_ms)

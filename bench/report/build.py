@@ -108,13 +108,15 @@ def build_document(
 
 def _machine(meta: dict) -> str:
     """'AMD EPYC, 2 logical CPUs, git 8685c60 (dirty)' from meta.json, as far as known."""
-    machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
+    raw_machine = meta.get("machine")
+    machine = raw_machine if isinstance(raw_machine, dict) else {}
     parts = []
     if machine.get("cpu_model"):
         parts.append(str(machine["cpu_model"]))
     if machine.get("cpu_logical"):
         parts.append(f"{machine['cpu_logical']} logical CPUs")
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    raw_git = meta.get("git")
+    git = raw_git if isinstance(raw_git, dict) else {}
     if git.get("sha"):
         parts.append(f"git {str(git['sha'])[:8]}" + (" (dirty)" if git.get("dirty") else ""))
     shards = shards_of(meta)

@@ -75,7 +75,7 @@ def catalogue_rows(record: CatalogueRecord) -> tuple[list[str], list[tuple[str, 
 
 def catalogue_table(record: CatalogueRecord) -> Table:
     columns, rows = catalogue_rows(record)
-    styled = tuple(
+    styled: tuple[tuple[str | Cell, ...], ...] = tuple(
         (row[0], *(Cell(t, "verdict-refuted" if t.startswith("✗") else "") for t in row[1:]))
         for row in rows
     )
@@ -100,7 +100,7 @@ def simplicity_rows(record: CatalogueRecord) -> tuple[list[str], list[tuple[str,
             return "not run"
         return f"{p.statements}" + ("" if p.works else " (fails its test)")
 
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for e in engines:
         simple, complex_ = by.get((e, "simple")), by.get((e, "complex"))
         growth = (

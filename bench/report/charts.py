@@ -12,6 +12,7 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import numpy as np
@@ -27,7 +28,10 @@ from bench.report.palette import OUTCOME_STYLES, style
 from bench.report.write import real_dir, replace_file
 from bench.results import fmt
 
-RC = {
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
+RC: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.labelsize": 9,
@@ -45,7 +49,7 @@ RC = {
 }
 
 
-def _fig(width: float, height: float, **kw: object) -> Figure:
+def _fig(width: float, height: float, **kw: Any) -> Figure:
     return Figure(figsize=(width, height), layout="constrained", **kw)
 
 

@@ -192,9 +192,9 @@ def _md_block(block: Block, base: Path | None) -> str:
         case Note(text):
             return f"> **Note:** {md_text(text)}"
         case Excerpt(text, caption):
-            body = visible(text)
-            fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", body)), default=0) + 1)
-            shown = f"{fence}text\n{body}\n{fence}"
+            plain = visible(text)
+            fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", plain)), default=0) + 1)
+            shown = f"{fence}text\n{plain}\n{fence}"
             return f"{shown}\n\n*{md_text(caption)}*" if caption else shown
     raise TypeError(f"unknown block {block!r}")
 

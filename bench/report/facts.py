@@ -49,7 +49,7 @@ import math
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -79,7 +79,7 @@ def difference(a: Estimate, b: Estimate) -> Estimate:
     return Estimate(a.point - b.point, low, high, drawn)
 
 
-def known(estimate: Estimate | None) -> bool:
+def known(estimate: Estimate | None) -> TypeGuard[Estimate]:
     return estimate is not None and math.isfinite(estimate.point)
 
 
@@ -116,7 +116,8 @@ def _side(family: str, engines: set[str]) -> Side | None:
         # then an engine that streams as the representative does, then any
         preferred = [n for n in names if lead and n.startswith(lead)]
         alike = [n for n in names if REGISTRY[n].streams == streams]
-        return (preferred or alike or names or [None])[0]
+        candidates = preferred or alike or names
+        return candidates[0] if candidates else None
 
     production = pick("production")
     builtins = next((s.name for s in specs if s.outcome_only and s.variant_of == production), None)
@@ -203,8 +204,9 @@ class Facts:
         phase, one process), from the CPU per run each measured at one common rate (the
         highest rate all of them sustained: CPU per run grows with the rate), as
         (that rate, engine → cores); None when the load phase lacks one of them."""
-        sweeps = [self.capacity.get((engine, 1)) for engine in engines]
-        if not engines or any(sweep is None for sweep in sweeps):
+        found = [self.capacity.get((engine, 1)) for engine in engines]
+        sweeps = [sweep for sweep in found if sweep is not None]
+        if not engines or len(sweeps) != len(found):
             return None
         rate = common_rate(*sweeps)
         if rate is None:
@@ -255,11 +257,13 @@ def _step_facts(data: RunData) -> tuple[pooling.Pool, pooling.Pool]:
 
 def _cpu_run_facts(data: RunData) -> dict[str, Estimate]:
     """CPU of one reference-scenario run: the median, its t-interval over rounds."""
+    reference = reference_scenario()
+    assert reference is not None  # without arguments: the built-in one (or it raises)
     runs = analysis.perf_runs(data)
-    runs = runs[runs["scenario"] == reference_scenario()].dropna(subset=["cpu_ms"])
+    runs = runs[runs["scenario"] == reference].dropna(subset=["cpu_ms"])
     return pooling.pool(
         runs[["engine", "scenario", "round", "cpu_ms"]].itertuples(index=False, name=None),
-        (reference_scenario(),),
+        (reference,),
         resamples=RESAMPLES,
         seed=_seed(data, "cpu_run"),
     ).estimates()
@@ -473,7 +477,8 @@ def _provider_switches(data: RunData) -> dict[str, ProviderSwitch]:
 
 
 def _machine(meta: Mapping[str, Any], key: str) -> float | None:
-    machine = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
+    raw = meta.get("machine")
+    machine = raw if isinstance(raw, dict) else {}
     return stats.number(machine.get(key))
 
 

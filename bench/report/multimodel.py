@@ -54,8 +54,9 @@ def multimodel_table(document: MultiModelFile) -> Table:
     """Engine × provider: works, scenarios as expected, statements changed, note."""
     body = []
     for row in ordered(document):
-        cells: list[str | Cell] = list(_cells(row))
-        cells[3] = Cell(cells[3], "verdict-supported" if row.works else "verdict-refuted")
+        plain = _cells(row)
+        cells: list[str | Cell] = list(plain)
+        cells[3] = Cell(plain[3], "verdict-supported" if row.works else "verdict-refuted")
         cells[5] = Cell(str(cells[5]), "num")
         body.append(tuple(cells))
     scenarios = ", ".join(document.scenarios)

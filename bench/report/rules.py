@@ -244,9 +244,9 @@ def claim_overhead(f: Facts) -> Claim:
             )
         )
     lc_side = f.langchain
-    lc = (lc_side.production or lc_side.default) if lc_side else None
-    if lc is not None and known(f.step_ms.get(lc)):
-        step = f.step_ms[lc]
+    lc_eng = (lc_side.production or lc_side.default) if lc_side else None
+    if lc_eng is not None and known(f.step_ms.get(lc_eng)):
+        step = f.step_ms[lc_eng]
         share = Estimate(
             overhead_share(step.point, REFERENCE_LLM_LATENCY_MS),
             overhead_share(step.low, REFERENCE_LLM_LATENCY_MS),
@@ -262,7 +262,7 @@ def claim_overhead(f: Facts) -> Claim:
         parts.append(
             Part(
                 "matters next to an LLM",
-                f"{lc}'s overhead is {pct_ci(share)} of a step with a "
+                f"{lc_eng}'s overhead is {pct_ci(share)} of a step with a "
                 f"{fmt.ms(REFERENCE_LLM_LATENCY_MS, seconds_from=1000)} call",
                 judge({"lc": step}, matters, cpu_bound=("lc",)),
                 f"under {fmt.pct(T.OVERHEAD_SHARE_SIGNIFICANT)} once calls take more than "
@@ -551,6 +551,8 @@ def claim_qps(f: Facts) -> Claim:
 def _qps_from_load(f: Facts, lc_side: Side, sb_side: Side) -> tuple[Part, ...]:
     lc = lc_side.production or lc_side.default
     sb = sb_side.production or sb_side.default
+    if lc is None or sb is None:
+        return ()  # the loop below would find no capacity of a missing engine
     counts = sorted({n for e, n in f.capacity if e in (lc, sb)})
     parts = []
     for processes in counts:
@@ -1069,7 +1071,8 @@ def rate_performance(f: Facts) -> Rating:
     )
     engines = {side.label: side.production or side.default for side in _sides(f)}
     loaded = f.loaded_cores([e for e in engines.values() if e])
-    stars, basis = [], []
+    stars: list[tuple[str, int | None]] = []
+    basis: list[str] = []
     for label, engine in engines.items():
         step = f.step_ms.get(engine or "")
         if not known(step):
@@ -1113,7 +1116,8 @@ def rate_debuggability(f: Facts) -> Rating:
     bpf = {
         label: f.debug_bytes_per_fact.get(e or "") for label, e in engines.items() if e is not None
     }
-    stars, basis = [], []
+    stars: list[tuple[str, int | None]] = []
+    basis: list[str] = []
     for label, engine in engines.items():
         if engine is None:
             stars.append((label, None))
@@ -1147,7 +1151,8 @@ def rate_production(f: Facts) -> Rating:
         "needs (each scenario's base outcome): ≥90 % ★★★★★, ≥70 % ★★★★, ≥50 % ★★★, ≥25 % ★★, "
         "below ★; the custom code it needs is shown beside it"
     )
-    stars, basis = [], []
+    stars: list[tuple[str, int | None]] = []
+    basis: list[str] = []
     n = f.fault_scenarios
     for side in _sides(f):
         engine = side.production or side.default
@@ -1225,7 +1230,8 @@ def rate_flexibility(f: Facts) -> Rating:
     ]
     if len(picked) < 2:
         return Rating("flexibility", ARTICLE_MATRIX["flexibility"], (), "catalogue not run", rule)
-    stars, basis = [], []
+    stars: list[tuple[str, int | None]] = []
+    basis: list[str] = []
     for engine in picked:
         s = f.catalogue[engine]
         n = _band_ge(s["public"] / max(s["cells"], 1), T.FLEX_BANDS)

@@ -188,7 +188,9 @@ def _recommendation(facts: Facts) -> list[Block]:
 def _load_cores(facts: Facts, lc: str, ours: str | None) -> str | None:
     """Cores per 100 runs/s of both engines from the load phase (``Facts.loaded_cores``),
     or None."""
-    found = facts.loaded_cores([lc, ours]) if ours else None
+    if not ours:
+        return None
+    found = facts.loaded_cores([lc, ours])
     if found is None:
         return None
     rate, cores = found
@@ -324,7 +326,7 @@ def _headline_numbers(facts: Facts) -> list[Paragraph]:
 
 def decision_matrix(matrix: Sequence[Rating]) -> Section:
     labels = list(dict.fromkeys(label for r in matrix for label, _ in r.stars))
-    rows = []
+    rows: list[tuple[str | Cell, ...]] = []
     for r in matrix:
         measured = bool(r.stars)
         css = "stars" if measured else "not-measured"

@@ -115,7 +115,7 @@ BACKPORT_COLUMNS = (
 
 def backport_table(rows: Sequence[VersionRow]) -> Table:
     """A legacy table's compatibility columns: today's code run on older lines."""
-    table_rows = []
+    table_rows: list[tuple[str | Cell, ...]] = []
     for row in rows:
         b = row.backport
         if b is None or b.runs_unchanged is None:
