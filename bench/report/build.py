@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,27 +36,57 @@ class Report:
     ledger: tuple[Claim, ...]
 
 
+# what the chart processes draw from: set before they fork, inherited (never pickled)
+_DRAWING: tuple[RunData, Path] | None = None
+
+
+def _draw(index: int) -> tuple[Path, Path] | str:
+    """Chart ``index`` of ``charts.CHARTS`` drawn from ``_DRAWING``: its files, or why not."""
+    assert _DRAWING is not None
+    data, charts_dir = _DRAWING
+    spec = charts_mod.CHARTS[index]
+    try:
+        return charts_mod.save(spec, data, charts_dir)
+    except charts_mod.NoData as exc:
+        return str(exc)
+    except Exception as exc:  # a chart bug must not cost the whole report
+        reason = f"failed to draw ({type(exc).__name__}: {exc})"
+        print(f"schedbench report: chart {spec.key}: {reason}", file=sys.stderr)
+        return reason
+
+
 def render_charts(
-    data: RunData, charts_dir: Path
+    data: RunData, charts_dir: Path, *, jobs: int | None = None
 ) -> tuple[dict[str, Figure | Note], list[Path], list[tuple[str, str]]]:
-    """Every chart of ``charts.CHARTS`` as PNG + SVG; a missing input skips it with a note."""
+    """Every chart of ``charts.CHARTS`` as PNG + SVG; a missing input skips it with a note.
+
+    Drawn in ``jobs`` forked processes (default: one per core, at most 4; each chart is
+    independent, and a forked child reads the run's frames without copying them); one job,
+    or a platform without ``fork``, draws them here in turn."""
+    global _DRAWING
+    indices = range(len(charts_mod.CHARTS))
+    jobs = min(4, os.cpu_count() or 1) if jobs is None else jobs
+    _DRAWING = (data, charts_dir)
+    try:
+        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+                results = list(pool.map(_draw, indices))
+        else:
+            results = [_draw(i) for i in indices]
+    finally:
+        _DRAWING = None
     slots: dict[str, Figure | Note] = {}
     files: list[Path] = []
     skipped: list[tuple[str, str]] = []
-    for spec in charts_mod.CHARTS:
-        try:
-            png, svg = charts_mod.save(spec, data, charts_dir)
-        except charts_mod.NoData as exc:
-            reason = str(exc)
-        except Exception as exc:  # a chart bug must not cost the whole report
-            reason = f"failed to draw ({type(exc).__name__}: {exc})"
-            print(f"schedbench report: chart {spec.key}: {reason}", file=sys.stderr)
+    for spec, result in zip(charts_mod.CHARTS, results, strict=True):
+        if isinstance(result, str):
+            skipped.append((spec.key, result))
+            slots[spec.key] = Note(f"Chart '{spec.title}' skipped: {result}.")
         else:
+            png, svg = result
             slots[spec.key] = Figure(spec.key, spec.title, spec.caption, png, svg)
             files.extend([png, svg])
-            continue
-        skipped.append((spec.key, reason))
-        slots[spec.key] = Note(f"Chart '{spec.title}' skipped: {reason}.")
     return slots, files, skipped
 
 

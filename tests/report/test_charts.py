@@ -98,3 +98,18 @@ def test_overhead_chart_labels_and_log_axis() -> None:
     assert ax.get_xscale() == "log"
     assert "ms" in ax.get_xlabel()
     assert [t.get_text() for t in ax.get_yticklabels()] == [e for e in STYLES if e in ENGINES]
+
+
+def test_charts_drawn_in_processes_are_the_charts_drawn_in_turn(tmp_path: Path) -> None:
+    """``render_charts`` forks a process per core; every file is byte for byte what one
+    process draws (the SVG ids are salted: ``svg.hashsalt``), and a skipped chart says so
+    either way."""
+    from bench.report.build import render_charts
+
+    data = make(Params(repeats=3, with_optional=False, ttft_added_ms={}))
+    one = render_charts(data, tmp_path / "one", jobs=1)
+    two = render_charts(data, tmp_path / "two", jobs=2)
+    assert one[2] == two[2] and one[2]  # the same charts skipped, with the same reasons
+    assert [p.name for p in one[1]] == [p.name for p in two[1]] and one[1]
+    for a, b in zip(one[1], two[1], strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
