@@ -9,7 +9,7 @@ After the suite (and TTFT, throughput), for each load engine (``bench.runner.pha
    agent and plays the one-process sweep, a level per offered rate, each one
    ``kind: "level"`` row of load.jsonl. Without ``load_rates`` (the default) the sweep is
    the search of ``loadplan.search``: the common rate first (its CPU per run calibrates the
-   next rate), then a bracket and a bisection to ``loadplan.RESOLUTION``, its sustained end
+   next rate), then a bracket and a bisection to ``loadplan.RESOLUTION``, both ends
    confirmed by a longer second trial (``trial: 1``). With ``load_rates`` it walks that
    grid from ``load_start_rate``, up while the engine sustains the rate, down while it
    does not (``loadplan.sweep``);
