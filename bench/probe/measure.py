@@ -70,12 +70,14 @@ class ProbePlan:
 
 YOUNG = 1  # gc generation: collect generations 0 and 1, not the long-lived objects
 
-FULL = ProbePlan()
-BRIEF = ProbePlan(timed=0, count=1, cprofile=0)
-QUICK = ProbePlan(warmup=2, timed=2, count=2, cprofile=1, sample_s=0.05, sample_min_runs=2)
 # claim 2 judges the sampled share of callbacks: ≥ 1 s of samples per scenario (~2,000)
 JUDGED_SAMPLE_S = 1.0
-PLANS = {"full": FULL, "brief": BRIEF, "quick": QUICK}
+
+FULL = ProbePlan()
+JUDGED_SAMPLES = dataclasses.replace(FULL, sample_s=JUDGED_SAMPLE_S)
+BRIEF = ProbePlan(timed=0, count=1, cprofile=0)
+QUICK = ProbePlan(warmup=2, timed=2, count=2, cprofile=1, sample_s=0.05, sample_min_runs=2)
+PLANS = {"full": FULL, "judged-samples": JUDGED_SAMPLES, "brief": BRIEF, "quick": QUICK}
 
 
 def plan_for(engine: str, judged: set[str], shares_judged: set[str]) -> str:
@@ -88,10 +90,8 @@ def plan_for(engine: str, judged: set[str], shares_judged: set[str]) -> str:
 
 def plan_named(name: str) -> ProbePlan:
     """The plan of ``plan_for``'s name (``ValueError`` for an unknown one)."""
-    if name == "judged-samples":
-        return dataclasses.replace(FULL, sample_s=JUDGED_SAMPLE_S)
     if name not in PLANS:
-        raise ValueError(f"unknown probe plan {name!r}; one of judged-samples, {', '.join(PLANS)}")
+        raise ValueError(f"unknown probe plan {name!r}; one of {', '.join(PLANS)}")
     return PLANS[name]
 
 

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario-dir")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(
-        "--plan", default="full", help="full, brief or judged-samples (bench.probe.measure)"
+        "--plan", default="full", help="a plan of bench.probe.measure.PLANS (default: full)"
     )
     args = parser.parse_args(argv)
     out = _claim_stdout()
