@@ -64,6 +64,13 @@ class ToolBehavior(_Strict):
         default=0, ge=0, le=100, description="raise on the first N calls, then return"
     )
     fail_message: str = "temporary failure"
+    fail_rate: float = Field(
+        default=0.0,
+        ge=0,
+        le=0.9,
+        description="each call fails with this probability (drawn the same for every engine: "
+        "``bench.engines.kit.tools``); a call repeating one that just failed gets through",
+    )
     # 1 MiB of JSON is ~250k tokens: past every model's context window
     returns_size_kb: float | None = Field(default=None, gt=0, le=1024)
     results: list[RecordedResult] = Field(

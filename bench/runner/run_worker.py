@@ -67,6 +67,7 @@ from collections import Counter
 from typing import IO, Any
 
 from bench.engines.base import RunContext, RunRecord
+from bench.engines.kit.runlog import set_ordinal
 from bench.engines.kit.tools import allow_handlers
 from bench.engines.kit.ttft import scripted_floor_ms
 from bench.engines.plugins import create_engine
@@ -391,6 +392,9 @@ class Worker:
             if n == warmup:
                 gc.collect(YOUNG_GENERATIONS)
             self.reset_mock(scenario, latency)
+            # the n-th timed run of a cell draws its tools' failures (fail_rate) alike in
+            # every engine and round; warm-ups draw apart from every timed run
+            set_ordinal(index if phase == "timed" else -1 - index)
             try:
                 record, outer_ms, collections = await self.timed_run(prepared)
                 if _tool_ran_out_of_memory(record):

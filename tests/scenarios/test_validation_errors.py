@@ -326,7 +326,7 @@ def test_cross_field_problems_are_all_reported_not_only_the_first(tmp_path):
             ("      returns:", "      zzz: 1\n      returns:"),
             [
                 "tools[0].behavior.zzz: unknown field; valid fields: returns, raises, hangs, "
-                "latency_ms, fail_times, fail_message, returns_size_kb, results"
+                "latency_ms, fail_times, fail_message, fail_rate, returns_size_kb, results"
             ],
         ),
     ],

@@ -168,6 +168,7 @@ def test_the_tools_failure_latency_and_refusal_reach_the_scenario(recorded: Any)
             "latency_ms": latency,
             "fail_times": 1,
             "fail_message": "RuntimeError: order service unavailable",
+            "fail_rate": 0.0,
             "returns_size_kb": None,
             "results": [],
         },

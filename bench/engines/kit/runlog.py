@@ -101,6 +101,7 @@ class RunLog:
     # sleeps the run chose (bench.engines.kit.waits): (start, end) perf_counter pairs
     waits: list[tuple[float, float]] = field(default_factory=list)
     closed: float | None = None  # perf_counter when the run's log was closed (end_log)
+    ordinal: int = 0  # which run of its cell this is (``numbered``): keys a tool's failure draws
 
     def next_call_number(self, tool: str) -> int:
         """Count one more call of ``tool`` in this run; returns its number, from 1."""
@@ -142,10 +143,20 @@ def current_log() -> RunLog:
     return RunLog() if log is None else log
 
 
+_ORDINAL: contextvars.ContextVar[int] = contextvars.ContextVar("schedbench_run_ordinal", default=0)
+
+
 def start_log() -> tuple[RunLog, contextvars.Token]:
     """Open a fresh log for the current context; pass the token to ``end_log``."""
-    log = RunLog()
+    log = RunLog(ordinal=_ORDINAL.get())
     return log, _CURRENT.set(log)
+
+
+def set_ordinal(ordinal: int) -> None:
+    """Number the runs this context starts from now on (``RunLog.ordinal``): the n-th run of
+    a cell gets the same tool-failure draws (``fail_rate``) in every engine. The suite's
+    worker numbers its runs by repeat index, the load phase by arrival; unnumbered runs are 0."""
+    _ORDINAL.set(ordinal)
 
 
 def end_log(token: contextvars.Token) -> None:

@@ -14,6 +14,12 @@ LLM sees, and its behaviour is the scenario's:
   — which is what a hung thread means in production too. Engines use the async variant;
 - ``latency_ms`` — sleeps first (``asyncio.sleep`` / ``time.sleep``);
 - ``fail_times: N`` — the first N calls *of this run* raise ``ToolFailure(fail_message)``;
+- ``fail_rate: p`` — a call raises ``ToolFailure(fail_message)`` with probability ``p``: the
+  draw is a golden-ratio (Weyl) sequence over the run's ``RunLog.ordinal``, started at a hash
+  of the tool, its arguments and how many calls with them succeeded before. So the n-th run
+  of a cell draws alike in every engine, and any n consecutive runs fail a call site within
+  about one of ``p × n`` times (independent random draws would spread it by ``√(p n)``). The
+  failure is transient: a call repeating the arguments of one that just failed gets through;
 - ``returns_size_kb`` — the JSON result is padded with a ``padding`` text field to that size;
 - ``handler: module:function`` — called as ``function(**args)`` (sync or async); its return
   value (a string, or anything JSON-able) is the result, its exceptions are the tool's.
@@ -32,8 +38,10 @@ count tool calls there, never from the framework's own account.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -48,10 +56,12 @@ __all__ = ["ScenarioTool", "ToolFailure", "build_tools", "pad_to_size", "release
 from scenarios.handlers import HandlerError, HandlerPolicy
 
 _HUNG_THREADS = threading.Event()
+_GOLDEN = (math.sqrt(5) - 1) / 2  # the Weyl step: n × it mod 1 spreads evenly for every n
 
 
 class ToolFailure(RuntimeError):
-    """A scenario tool failing the way its behaviour says (``raises`` / ``fail_times``)."""
+    """A scenario tool failing the way its behaviour says (``raises``, ``fail_times``,
+    ``fail_rate``)."""
 
 
 class ToolHangReleased(RuntimeError):
@@ -116,10 +126,10 @@ class ScenarioTool:
             },
         }
 
-    def _outcome_before_result(self, call_number: int) -> None:
+    def _outcome_before_result(self, call_number: int, drawn_failure: bool = False) -> None:
         """Raise when the behaviour says this call fails (not for hangs)."""
         b = self.behavior
-        if call_number <= b.fail_times:
+        if call_number <= b.fail_times or drawn_failure:
             raise ToolFailure(b.fail_message)
         if b.raises is not None:
             raise ToolFailure(b.raises)
@@ -137,25 +147,38 @@ class ScenarioTool:
             return 0
         return sum(1 for t in current_log().tools if t.name == self.name and t.args == args)
 
-    def _start(self, args: dict[str, Any]) -> tuple[ToolExecution, int]:
+    def _drawn_failure(self, log: runlog.RunLog, args: dict[str, Any]) -> bool:
+        """This call fails by the tool's ``fail_rate`` (see the module docstring)."""
+        rate = self.behavior.fail_rate
+        if not rate:
+            return False
+        same = [t for t in log.tools if t.name == self.name and t.args == args]
+        if same and same[-1].error is not None:
+            return False  # transient: the retry of a call that just failed gets through
+        site = f"{self.name}|{json.dumps(args, sort_keys=True)}|{sum(t.ok for t in same)}"
+        start = int.from_bytes(hashlib.blake2b(site.encode(), digest_size=8).digest(), "big")
+        return (start / 2**64 + log.ordinal * _GOLDEN) % 1.0 < rate
+
+    def _start(self, args: dict[str, Any]) -> tuple[ToolExecution, int, bool]:
         # recorded when it starts, so that the log keeps the order the calls were made in
         log = current_log()
+        fails = self._drawn_failure(log, args)
         execution = ToolExecution(self.name, dict(args), time.perf_counter())
         log.tools.append(execution)
-        return execution, log.next_call_number(self.name)
+        return execution, log.next_call_number(self.name), fails
 
     async def acall(self, **args: Any) -> str:
         """The async variant (cancellable, even while hanging)."""
         if runlog.EDGE_HOOK is not None:
             runlog.EDGE_HOOK("tool")
         earlier = self._earlier_calls(args)
-        execution, number = self._start(args)
+        execution, number, fails = self._start(args)
         try:
             if self._latency_s:
                 await asyncio.sleep(self._latency_s)
             if self.behavior.hangs:
                 await asyncio.Event().wait()
-            self._outcome_before_result(number)
+            self._outcome_before_result(number, fails)
             if self._handler is not None:
                 value = self._handler(**args)
                 if inspect.isawaitable(value):
@@ -182,14 +205,14 @@ class ScenarioTool:
         if runlog.EDGE_HOOK is not None:
             runlog.EDGE_HOOK("tool")
         earlier = self._earlier_calls(args)
-        execution, number = self._start(args)
+        execution, number, fails = self._start(args)
         try:
             if self._latency_s:
                 time.sleep(self._latency_s)
             if self.behavior.hangs:
                 _HUNG_THREADS.wait()
                 raise ToolHangReleased(f"hung tool {self.name!r} released")
-            self._outcome_before_result(number)
+            self._outcome_before_result(number, fails)
             if self._handler is not None:
                 value = self._handler(**args)
                 if inspect.isawaitable(value):

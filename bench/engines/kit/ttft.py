@@ -90,15 +90,17 @@ def reply_total_s(reply: Any) -> float:
 def scripted_times_s(scenario: Any, profile: Any) -> tuple[float | None, float]:
     """(floor, whole run) in seconds: what the mock scripts for a streaming tool-calling client.
 
-    Plays the scenario's script on a private mock with ``profile`` (faults removed): every
-    turn before the first content-only turn in full, plus the largest scripted latency of
-    each turn's tools (called concurrently, as the raw loop does), plus the final turn's
-    time to its first content chunk. The floor is None when the script has no content-only
+    Plays the scenario's script on a private mock with ``profile`` (faults and retry turns
+    removed): every turn before the first content-only turn in full, plus the largest
+    scripted latency of each turn's tools (called concurrently, as the raw loop does), plus
+    the final turn's time to its first content chunk. The floor is None when the script has no content-only
     turn; the whole run counts the final turn in full.
     """
     from bench.referee import MockLLM
 
-    script = [turn.model_copy(update={"fault": None}) for turn in scenario.script]
+    # the path without failures: no LLM fault, and no retry turn (a model repeating calls
+    # that failed; a tool that gets through at once skips them)
+    script = [turn.model_copy(update={"fault": None}) for turn in scenario.script if not turn.retry]
     final = next((i for i, turn in enumerate(script) if not turn.tool_calls), None)
     mock = MockLLM(
         scenarios={scenario.name: scenario.model_copy(update={"script": script})},

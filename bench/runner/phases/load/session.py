@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import os
 import resource
 import sys
 import time
 from typing import Any
 
+from bench.engines.kit.runlog import set_ordinal
 from bench.runner.expectations import expectation_failures
 from bench.runner.phases.load.openloop import OpenLoop, Schedule, summarize
 
@@ -111,6 +113,12 @@ class LoadSession:
         self.scenarios = scenarios
         self.context = context  # (scenario, latency) -> RunContext, the worker's
         self._prepared: dict[tuple[str, str], Any] = {}
+        self._arrivals = itertools.count(1)  # numbers the runs: their tools' failure draws
+
+    async def _numbered_run(self, prepared: Any) -> Any:
+        # each arrival runs in its own task: the ordinal set here is that run's alone
+        set_ordinal(next(self._arrivals))
+        return await self.engine.run(prepared)
 
     async def prepare(self, scenario_name: str, latency: str, warmup: int) -> None:
         key = (scenario_name, latency)
@@ -133,7 +141,7 @@ class LoadSession:
         wait = float(command.get("start_at", 0.0)) - time.time()
         if wait > 0:
             await asyncio.sleep(wait)
-        played = await OpenLoop(lambda: self.engine.run(prepared), schedule).play()
+        played = await OpenLoop(lambda: self._numbered_run(prepared), schedule).play()
         peak = peak_rss_mb(reset)
         row = summarize(played, schedule, lambda r: classify(scenario, self.engine_name, r))
         return {**row, "peak_rss_mb": peak, "pid": os.getpid()}
