@@ -40,12 +40,18 @@ MAX_INT_DIGITS = 4300  # Python's own default bound for converting an int to and
 _MAX_INT_BITS = int(MAX_INT_DIGITS * 3.3219)  # log2(10): the same bound for hex, octal, ...
 
 
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used; ``str()`` is one line per problem."""
+class DataFileError(ValueError):
+    """A data file (a scenario, a workload) that cannot be used; ``str()`` is one line per
+    problem, each ``FILE: FIELD: REASON``."""
 
     def __init__(self, path: Path | str, problems: list[str]):
+        self.path = str(path)
         self.lines = [f"{path}: {_one_line(problem)}" for problem in problems]
         super().__init__("\n".join(self.lines))
+
+
+class ScenarioError(DataFileError):
+    """A scenario file that cannot be used; ``str()`` is one line per problem."""
 
     @classmethod
     def combine(cls, errors: list[ScenarioError]) -> ScenarioError:
@@ -204,21 +210,23 @@ def _format_loc(loc: Iterable[object]) -> str:
     return out
 
 
-def _problems(exc: ValidationError) -> list[str]:
+def validation_problems(exc: ValidationError, root: type[BaseModel] = Scenario) -> list[str]:
+    """One ``FIELD: REASON`` per error of validating ``root``: the field as the file spells
+    it (``script[2].tool_calls[0].args``), an unknown field with a guess at the one meant."""
     problems = []
     for err in exc.errors():
         message = err["msg"].removeprefix("Value error, ")
         # pydantic repeats the model name for union members; keep the user's path only
         loc = [p for p in err["loc"] if not (isinstance(p, str) and p[:1].isupper())]
         if err["type"] == "extra_forbidden" and loc:
-            message = _unknown_field(loc)
+            message = _unknown_field(loc, root)
         where = _format_loc(loc)
         problems.append(f"{where}: {message}" if where else message)
     return problems
 
 
-def _unknown_field(loc: list[Any]) -> str:
-    fields = fields_at(loc[:-1])
+def _unknown_field(loc: list[Any], root: type[BaseModel]) -> str:
+    fields = fields_at(loc[:-1], root)
     if not fields:
         return "unknown field"
     guess = did_you_mean(str(loc[-1]), fields)
@@ -227,9 +235,9 @@ def _unknown_field(loc: list[Any]) -> str:
     return f"unknown field; valid fields: {', '.join(fields)}"
 
 
-def fields_at(loc: Iterable[object]) -> list[str]:
-    """The field names of the scenario model at ``loc`` (a field path), or [] if none."""
-    kind: Any = Scenario
+def fields_at(loc: Iterable[object], root: type[BaseModel] = Scenario) -> list[str]:
+    """The field names of the model ``root`` at ``loc`` (a field path), or [] if none."""
+    kind: Any = root
     for part in loc:
         kind = _model_or_container(kind)
         if isinstance(kind, type) and issubclass(kind, BaseModel):
@@ -279,37 +287,56 @@ def _in_field_order(problems: list[str]) -> list[str]:
     return sorted(dict.fromkeys(problems), key=key)
 
 
-def parse_scenario(
-    text: str, source: Path | str = "<string>", *, engines: Collection[str] | None = None
-) -> Scenario:
-    """Parse YAML text into a validated Scenario; raises ScenarioError listing every
-    problem of the file at once. ``engines``: the engine names ``expect.engines`` may name
-    (None: any)."""
-    if len(text) > MAX_FILE_BYTES:
-        raise ScenarioError(source, [f"{len(text):,} characters; a scenario is at most 1 MiB"])
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit // 1024} KiB"
+
+
+def yaml_mapping(
+    text: str,
+    source: Path | str,
+    *,
+    kind: str = "scenario",
+    limit: int = MAX_FILE_BYTES,
+    error: type[DataFileError] = ScenarioError,
+) -> dict[str, Any]:
+    """The top-level mapping of a data file's YAML ``text`` (a ``kind`` file of at most
+    ``limit`` characters), read with the bounded safe loader; ``error(source, [problem])``
+    for text that is too long, YAML that is refused or invalid, or no mapping."""
+    if len(text) > limit:
+        raise error(source, [f"{len(text):,} characters; a {kind} is at most {_size(limit)}"])
     try:
         data = safe_yaml(text)
     except YAMLLimitError as exc:
-        raise ScenarioError(source, [f"refused YAML: {exc}"]) from None
+        raise error(source, [f"refused YAML: {exc}"]) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, ...)
         line = text.count("\n", 0, exc.position) + 1
         code = ord(exc.character) if isinstance(exc.character, str) else exc.character
-        raise ScenarioError(
+        raise error(
             source, [f"invalid YAML: line {line}: character #x{code:04x}: {exc.reason}"]
         ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         reason = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioError(source, [f"invalid YAML: {where}{reason}"]) from None
+        raise error(source, [f"invalid YAML: {where}{reason}"]) from None
     if not isinstance(data, dict):
-        raise ScenarioError(source, ["expected a mapping of scenario fields at the top level"])
+        raise error(source, [f"expected a mapping of {kind} fields at the top level"])
+    return data
+
+
+def parse_scenario(
+    text: str, source: Path | str = "<string>", *, engines: Collection[str] | None = None
+) -> Scenario:
+    """Parse YAML text into a validated Scenario; raises ScenarioError listing every
+    problem of the file at once. ``engines``: the engine names ``expect.engines`` may name
+    (None: any)."""
+    data = yaml_mapping(text, source)
     problems: list[str] = []
     try:
         scenario = Scenario.model_validate(data, context={CROSS_CHECKED: True})
         problems = cross_problems(data, engines=engines)
     except ValidationError as exc:
-        problems = _problems(exc) + cross_problems(data, engines=engines)
+        problems = validation_problems(exc) + cross_problems(data, engines=engines)
     except RecursionError:  # a backstop: the limits above keep the data far shallower
         raise ScenarioError(source, ["refused: nested too deeply to validate"]) from None
     stem = Path(str(source)).stem
@@ -321,22 +348,29 @@ def parse_scenario(
     return scenario
 
 
-def read_text(path: Path) -> str:
-    """A scenario file's text: a regular file of at most ``MAX_FILE_BYTES`` of UTF-8."""
+def read_text(
+    path: Path,
+    *,
+    kind: str = "scenario",
+    limit: int = MAX_FILE_BYTES,
+    error: type[DataFileError] = ScenarioError,
+) -> str:
+    """A data file's text: a regular file of at most ``limit`` bytes of UTF-8; else
+    ``error(path, [problem])``."""
     try:
         if not path.is_file():
-            raise ScenarioError(path, ["not a regular file"])
+            raise error(path, ["not a regular file"])
         with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+            data = handle.read(limit + 1)
     except OSError as exc:
-        raise ScenarioError(path, [f"cannot read: {exc.strerror}"]) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ScenarioError(path, [f"larger than {MAX_FILE_BYTES // 1024} KiB; a scenario is data"])
+        raise error(path, [f"cannot read: {exc.strerror}"]) from None
+    if len(data) > limit:
+        raise error(path, [f"larger than {limit // 1024} KiB; a {kind} is data"])
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise ScenarioError(
+        raise error(
             path, [f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}"]
         ) from None
 

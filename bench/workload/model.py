@@ -10,23 +10,19 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from scenarios.loader import DataFileError, read_text, validation_problems, yaml_mapping
 
 MAX_FILE_BYTES = 64 * 1024
 MAX_RATE = 5000.0  # runs/s one host is asked for (the load phase's own bound)
 MAX_HOSTS = 100_000
 
 
-class WorkloadError(ValueError):
+class WorkloadError(DataFileError):
     """A workload file that cannot be used; ``str()`` is one line per problem, each naming the
     file, the field and the reason."""
-
-    def __init__(self, path: Path | str, problems: list[str]):
-        self.path = str(path)
-        self.lines = [f"{path}: {' '.join(str(p).split())}" for p in problems]
-        super().__init__("\n".join(self.lines))
 
 
 class _Strict(BaseModel):
@@ -36,11 +32,37 @@ class _Strict(BaseModel):
 class Llm(_Strict):
     """The hosted model's latency, as the mock plays it (``bench.referee.latency``): each call
     waits ``first_token_ms``, then its completion tokens at ``tokens_per_s``, both scaled by a
-    factor drawn uniformly from [1 − jitter, 1 + jitter] (seeded per scripted turn)."""
+    factor drawn uniformly from [1 − jitter, 1 + jitter] (seeded per scripted turn). Or
+    ``recorded: true``: every turn as the real model answered it when ``schedbench record``
+    recorded the scenario (its ``timing``)."""
 
-    first_token_ms: float = Field(ge=0, le=600_000)
+    recorded: bool = False
+    first_token_ms: float | None = Field(None, ge=0, le=600_000)
     tokens_per_s: float | None = Field(None, gt=0, le=1_000_000)
     jitter: float = Field(0.0, ge=0, le=0.99)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Llm:
+        if self.recorded:
+            given = [
+                name
+                for name, on in (
+                    ("first_token_ms", self.first_token_ms is not None),
+                    ("tokens_per_s", self.tokens_per_s is not None),
+                    ("jitter", bool(self.jitter)),
+                )
+                if on
+            ]
+            if given:
+                raise ValueError(
+                    f"recorded: true plays the recorded timings; {', '.join(given)} cannot be "
+                    "given with it"
+                )
+        elif self.first_token_ms is None:
+            raise ValueError(
+                "give first_token_ms (and optionally tokens_per_s, jitter), or recorded: true"
+            )
+        return self
 
 
 class Objective(_Strict):
@@ -67,10 +89,21 @@ class Objective(_Strict):
 
 
 class Tools(_Strict):
-    """Your tools' latency: every tool call of the workload's scenarios waits ``latency_ms``
-    instead of what the scenario scripts (a failing call waits it too)."""
+    """Your tools: every tool call of the workload's scenarios waits ``latency_ms`` instead of
+    what the scenario scripts (a failing call waits it too), and fails with probability
+    ``failure_rate`` (``failure_message``), a transient failure its retry gets through."""
 
-    latency_ms: float = Field(ge=0, le=60_000)  # scenarios.schema.MAX_LATENCY_MS
+    latency_ms: float | None = Field(None, ge=0, le=60_000)  # scenarios.schema.MAX_LATENCY_MS
+    failure_rate: float = Field(0.0, ge=0, le=0.9)  # scenarios.schema.ToolBehavior.fail_rate
+    failure_message: str = Field(
+        "ConnectionResetError: [Errno 104] Connection reset by peer", min_length=1, max_length=500
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> Tools:
+        if self.latency_ms is None and not self.failure_rate:
+            raise ValueError("give latency_ms, failure_rate or both")
+        return self
 
 
 class Conversation(_Strict):
@@ -138,54 +171,10 @@ class Workload(_Strict):
         from bench.referee.latency import LatencyProfile
 
         llm = self.llm
+        if llm.recorded:
+            return LatencyProfile.recorded().name
+        assert llm.first_token_ms is not None  # Llm's validator
         return LatencyProfile.custom(llm.first_token_ms, llm.tokens_per_s, llm.jitter).name
-
-
-def _where(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _fields_at(loc: tuple[Any, ...]) -> list[str]:
-    kind: Any = Workload
-    for part in loc:
-        is_model = isinstance(kind, type) and issubclass(kind, BaseModel)
-        field = kind.model_fields.get(str(part)) if is_model else None
-        if field is None:
-            return []
-        kind = next(
-            (
-                a
-                for a in (field.annotation, *getattr(field.annotation, "__args__", ()))
-                if isinstance(a, type) and issubclass(a, BaseModel)
-            ),
-            None,
-        )
-    return list(kind.model_fields) if isinstance(kind, type) and issubclass(kind, BaseModel) else []
-
-
-def _problems(exc: ValidationError) -> list[str]:
-    from scenarios.checks import did_you_mean
-
-    problems = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden" and loc:
-            fields = _fields_at(loc[:-1])
-            guess = did_you_mean(str(loc[-1]), fields)
-            message = (
-                f"unknown field; did you mean '{guess}'?"
-                if guess
-                else f"unknown field; valid fields: {', '.join(fields)}"
-            )
-        elif err["type"] == "missing":
-            message = "required field missing"
-        where = _where(loc)
-        problems.append(f"{where}: {message}" if where else message)
-    return problems
 
 
 def parse_workload(
@@ -201,27 +190,11 @@ def parse_workload(
     ``scenario_names`` / ``engine_names``: the names ``scenarios`` / ``engines`` may use
     (None: any); ``happy_paths``: the scenarios the load phase can play, one of which must
     come first (None: any)."""
-    import yaml  # type: ignore[import-untyped]
-
-    from scenarios.loader import YAMLLimitError, safe_yaml
-
-    if len(text) > MAX_FILE_BYTES:
-        raise WorkloadError(source, [f"{len(text):,} characters; a workload is at most 64 KiB"])
-    try:
-        data = safe_yaml(text)
-    except YAMLLimitError as exc:
-        raise WorkloadError(source, [f"refused YAML: {exc}"]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise WorkloadError(source, [f"invalid YAML: {where}{reason}"]) from None
-    if not isinstance(data, dict):
-        raise WorkloadError(source, ["expected a mapping of workload fields at the top level"])
+    data = yaml_mapping(text, source, kind="workload", limit=MAX_FILE_BYTES, error=WorkloadError)
     try:
         workload = Workload.model_validate(data)
     except ValidationError as exc:
-        raise WorkloadError(source, _problems(exc)) from None
+        raise WorkloadError(source, validation_problems(exc, Workload)) from None
     problems = _name_problems(workload, scenario_names, happy_paths, engine_names)
     if problems:
         raise WorkloadError(source, problems)
@@ -270,15 +243,7 @@ def load_workload(path: Path | str, *, engine_names: Collection[str] | None = No
     from scenarios import ScenarioError, load_scenarios
 
     path = Path(path)
-    try:
-        if not path.is_file():
-            raise WorkloadError(path, ["not a regular file"])
-        raw = path.read_bytes()[: MAX_FILE_BYTES + 1]
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise WorkloadError(path, [f"not UTF-8 text (byte {exc.start})"]) from None
-    except OSError as exc:
-        raise WorkloadError(path, [f"cannot read it ({exc.strerror})"]) from None
+    text = read_text(path, kind="workload", limit=MAX_FILE_BYTES, error=WorkloadError)
     workload = parse_workload(text, path)
     directory = None
     if workload.scenario_dir is not None:
@@ -291,6 +256,15 @@ def load_workload(path: Path | str, *, engine_names: Collection[str] | None = No
         raise WorkloadError(path, [f"scenario_dir: cannot load its scenarios: {exc}"]) from None
     happy = [n for n, s in available.items() if s.is_performance]
     problems = _name_problems(workload, set(available), happy, engine_names)
+    first = available.get(workload.scenarios[0])
+    if workload.llm.recorded and first is not None:
+        untimed = [i for i, turn in enumerate(first.script) if turn.timing is None]
+        if untimed:
+            problems.append(
+                f"llm.recorded: the first scenario, '{first.name}', has turns without a "
+                f"recorded timing (script[{', '.join(map(str, untimed))}]), which would answer "
+                "at once: record it with schedbench record, or give llm.first_token_ms"
+            )
     if problems:
         raise WorkloadError(path, problems)
     if directory is not None:
@@ -302,9 +276,13 @@ def describe(workload: Workload) -> Mapping[str, str]:
     """The workload's facts as the answer prints them (field → text)."""
     llm = workload.llm
     out = {
-        "LLM": f"{llm.first_token_ms:g} ms to the first token"
-        + (f", {llm.tokens_per_s:g} tokens/s" if llm.tokens_per_s else "")
-        + (f", ±{llm.jitter * 100:g} % (uniform)" if llm.jitter else ""),
+        "LLM": (
+            "as recorded: every turn with the timing the real model had (schedbench record)"
+            if llm.recorded
+            else f"{llm.first_token_ms:g} ms to the first token"
+            + (f", {llm.tokens_per_s:g} tokens/s" if llm.tokens_per_s else "")
+            + (f", ±{llm.jitter * 100:g} % (uniform)" if llm.jitter else "")
+        ),
         "rate": f"{workload.rate:g} runs/s"
         + (
             f" over {workload.hosts} hosts = {workload.host_rate:g} runs/s per host"
@@ -320,9 +298,18 @@ def describe(workload: Workload) -> Mapping[str, str]:
         "scenarios": ", ".join(workload.scenarios),
     }
     if workload.tools is not None:
+        t = workload.tools
+        parts = []
+        if t.latency_ms is not None:
+            parts.append(f"every tool call takes {t.latency_ms:g} ms")
+        if t.failure_rate:
+            parts.append(
+                f"{t.failure_rate * 100:g} % of tool calls fail ('{t.failure_message}'), "
+                "a retry gets through"
+            )
         out["tools"] = (
-            f"every tool call takes {workload.tools.latency_ms:g} ms (the scenarios' own "
-            "tool latencies replaced; the played copies are in the run folder's scenarios/)"
+            "; ".join(parts) + " (the played copies of the scenarios are in the run folder's "
+            "scenarios/)"
         )
     if workload.conversation is not None:
         c = workload.conversation

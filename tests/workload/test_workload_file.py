@@ -11,6 +11,7 @@ import pytest
 from bench import PROJECT_ROOT
 from bench.engines.registry import ENGINE_NAMES
 from bench.workload import Workload, WorkloadError, load_workload
+from bench.workload.model import describe
 
 GOOD = """\
 name: tiny
@@ -45,7 +46,7 @@ def test_a_good_file_loads_with_its_defaults(tmp_path: Path) -> None:
     [
         (("rate: 4", "rat: 4"), "rat", "unknown field; did you mean 'rate'?"),
         (("rate: 4", "rate: -1"), "rate", "greater than 0"),
-        (("rate: 4\n", ""), "rate", "required field missing"),
+        (("rate: 4\n", ""), "rate", "Field required"),
         (("jitter: 0.1", "jitter: 1.5"), "llm.jitter", "less than or equal to 0.99"),
         (("tokens_per_s: 2000", "tokens: 2000"), "llm.tokens", "did you mean 'tokens_per_s'?"),
         (("{p95_ms: 1500}", "{}"), "objective", "give p95_ms, p99_ms or both"),
@@ -64,6 +65,26 @@ def test_a_good_file_loads_with_its_defaults(tmp_path: Path) -> None:
         ((GOOD, GOOD + "prices: {core_hour: -1}\n"), "prices.core_hour", "greater than or equal"),
         ((GOOD, GOOD + "scenario_dir: nowhere\n"), "scenario_dir", "is not a directory"),
         ((GOOD, GOOD + "streaming: maybe\n"), "streaming", "valid boolean"),
+        ((GOOD, GOOD + "tools: {failure_rate: 0.95}\n"), "tools.failure_rate", "less than or"),
+        ((GOOD, GOOD + "tools: {}\n"), "tools", "give latency_ms, failure_rate or both"),
+        (
+            (
+                "{first_token_ms: 20, tokens_per_s: 2000, jitter: 0.1}",
+                "{recorded: true, jitter: 0.1}",
+            ),
+            "llm",
+            "jitter cannot be given with it",
+        ),
+        (
+            ("{first_token_ms: 20, tokens_per_s: 2000, jitter: 0.1}", "{}"),
+            "llm",
+            "or recorded: true",
+        ),
+        (
+            ("{first_token_ms: 20, tokens_per_s: 2000, jitter: 0.1}", "{recorded: true}"),
+            "llm.recorded",
+            "has turns without a recorded timing (script[0, 1])",
+        ),
     ],
 )
 def test_a_bad_file_names_file_field_and_reason(
@@ -114,6 +135,23 @@ def test_scenario_dir_is_relative_to_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD + "scenario_dir: mine\n")
     workload = load_workload(path, engine_names=ENGINE_NAMES)
     assert workload.scenario_dir == str(mine.resolve())
+
+
+def test_a_recorded_llm_plays_the_recording(tmp_path: Path) -> None:
+    """``llm: {recorded: true}`` is the ``recorded`` profile, for a first scenario that is a
+    recording (every turn with its timing)."""
+    import yaml
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    data = yaml.safe_load((PROJECT_ROOT / "scenarios" / "single_tool.yaml").read_text())
+    for turn in data["script"]:
+        turn["timing"] = {"stream": True, "ttft_ms": 400.0, "total_ms": 650.0}
+    (mine / "single_tool.yaml").write_text(yaml.safe_dump(data))
+    text = GOOD.replace("{first_token_ms: 20, tokens_per_s: 2000, jitter: 0.1}", "{recorded: true}")
+    workload = load_workload(write(tmp_path, text + "scenario_dir: mine\n"))
+    assert workload.latency_spec == "recorded"
+    assert describe(workload)["LLM"].startswith("as recorded")
 
 
 def test_the_example_workload_is_valid() -> None:
