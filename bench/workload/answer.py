@@ -5,13 +5,14 @@ meta.json) with the harness's own statistics (``bench.results.stats``, ``metrics
 sceptic can recompute each one; ``decision.json`` holds the same numbers unformatted.
 
 - **per run** (runs.jsonl, the workload's latency profile, completed timed runs): wall time
-  p50 and p95 with percentile-bootstrap 95 % intervals, and the medians of LLM calls, prompt
-  and completion tokens;
+  p50 and p95 with percentile-bootstrap 95 % intervals, and the means of LLM calls, prompt
+  and completion tokens (a cost is linear in them: with tools failing at a rate, a median
+  would hide the retries);
 - **at the target rate** (load.jsonl, the level offered the per-host rate): whether the
   objective was met (the level sustained: p95 within the objective, errors within budget, the
   rate achieved; and the p99 within a p99 objective) and with how few processes; the engine
   CPU per run measured there, and the cores it takes at the whole target rate;
-- **cost per 1,000 runs** (with prices): median tokens × token prices + CPU per run under
+- **cost per 1,000 runs** (with prices): mean tokens × token prices + CPU per run under
   load × the core-hour price;
 - the scenarios whose expectations some runs missed, and the decision.
 """
@@ -97,7 +98,7 @@ class EngineAnswer:
     completion_tokens: float
     ttft_p50_ms: float
     streams: bool  # its ordinary run streams (the registry's flag; plugins: True)
-    mix_llm_calls: float  # over the workload's scenarios: the mean of each one's median
+    mix_llm_calls: float  # over the workload's scenarios: the mean of each one's mean
     mix_prompt_tokens: float
     load: LoadAnswer
     cores: Interval  # at the whole target rate
@@ -141,7 +142,7 @@ def _streams(engine: str) -> bool:
 
 
 def _mix(runs: list[dict[str, Any]], name: str) -> float:
-    """The mean over the scenarios of each one's median (NaN if one has none)."""
+    """The mean over the scenarios of each one's mean (NaN if one has none)."""
     values = [r[name] for r in runs]
     return stats.mean(values) if all(map(math.isfinite, values)) else math.nan
 
@@ -155,7 +156,7 @@ def _runs(folder: RunFolder, engine: str, scenario: str, spec: str) -> list[Any]
 
 
 def per_run(rows: list[Any], seed: int, engine: str, scenario: str) -> dict[str, Any]:
-    """Wall-time percentiles (bootstrap over runs) of the completed runs, and the median
+    """Wall-time percentiles (bootstrap over runs) of the completed runs, and the mean
     calls and tokens of every measured run (a failed run's tokens are spent too)."""
     spent = metrics.measured(rows)
     done = metrics.completed(spent)
@@ -168,9 +169,9 @@ def per_run(rows: list[Any], seed: int, engine: str, scenario: str) -> dict[str,
         "of_runs": len(rows),
         "p50_ms": Interval.of(percentiles[50.0]),
         "p95_ms": Interval.of(percentiles[95.0]),
-        "llm_calls": stats.median(metrics.values(spent, "llm_calls")),
-        "prompt_tokens": stats.median(metrics.values(spent, "prompt_tokens")),
-        "completion_tokens": stats.median(metrics.values(spent, "completion_tokens")),
+        "llm_calls": stats.mean(metrics.values(spent, "llm_calls")),
+        "prompt_tokens": stats.mean(metrics.values(spent, "prompt_tokens")),
+        "completion_tokens": stats.mean(metrics.values(spent, "completion_tokens")),
     }
 
 
@@ -274,7 +275,7 @@ def build_answer(folder: RunFolder, workload: Workload, engines: tuple[str, ...]
         cores = load.cpu_ms_per_run.times(workload.rate / 1000)
         cost = token_cost = None
         if prices is not None:
-            # each scenario's median tokens at the prices, the scenarios weighted alike
+            # each scenario's mean tokens at the prices, the scenarios weighted alike
             token_cost = stats.mean(
                 (r["prompt_tokens"] * prices.prompt_per_1m
                  + r["completion_tokens"] * prices.completion_per_1m) / 1e6 * 1000
@@ -658,7 +659,7 @@ def render(answer: Answer, folder: RunFolder, source: str) -> str:
     lines += [
         f"- Per run: completed timed runs of runs.jsonl at `{answer.spec}`; p50/p95 with "
         "percentile-bootstrap intervals over runs (few runs: wide intervals). Calls and tokens "
-        "are medians.",
+        "are means over every measured run (a cost is linear in them).",
         f"- Load: the load.jsonl level offered {answer.host_rate:g} runs/s (Poisson arrivals, "
         "latency from each run's scheduled start); met = p95 within the objective, at most "
         f"{metrics.LOAD_ERROR_BUDGET:.0%} of runs bad, the rate achieved"
@@ -674,10 +675,11 @@ def render(answer: Answer, folder: RunFolder, source: str) -> str:
     if w.prices is not None:
         lines.append(
             "- Cost per 1,000 runs = tokens: the mean over the workload's scenarios (each "
-            "weighted alike) of (median prompt tokens × prompt price + median completion "
+            "weighted alike) of (mean prompt tokens × prompt price + mean completion "
             "tokens × completion price) ÷ 1M × 1,000; plus CPU: CPU ms per run under load ÷ "
             "1,000 × core-hour price ÷ 3,600 × 1,000. Its interval is the CPU's (token counts "
-            "are scripted). Tokens and calls count failed runs too (they were spent); ✗: some "
+            "are scripted; with a tool failure rate they vary from run to run, and their mean "
+            "carries no interval here). Tokens and calls count failed runs too (they were spent); ✗: some "
             "runs missed their expectations, and a run that fails early is cheap."
         )
     if folder.config.get("quick"):

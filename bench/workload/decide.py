@@ -90,6 +90,104 @@ def with_tool_latency(scenario: Any, latency_ms: float) -> Any:
     return scenario.model_copy(update={"tools": tools})
 
 
+FLOW_FIELDS = ("llm_calls", "tool_calls", "tools")  # the exact path: it varies with failures
+
+
+def rated_tools(scenario: Any) -> set[str]:
+    """The tools a failure rate applies to: those with one fixed result (the mock tells a
+    retry from a success by it) that the scenario does not already make fail."""
+    b = {t.name: t.behavior for t in scenario.tools}
+    return {
+        t.name
+        for t in scenario.tools
+        if t.fixed_result is not None and not (b[t.name].fail_times or b[t.name].fail_rate)
+    }
+
+
+def with_failure_rate(scenario: Any, rate: float, message: str) -> Any:
+    """``scenario`` with its ``rated_tools`` failing at ``rate`` (``fail_rate``: drawn alike
+    for every engine, a retry gets through) and the model's answer to a failure scripted:
+    after each turn calling one of them, a ``retry`` turn repeating that turn's calls, which
+    the mock plays only when a result was not the tool's (an engine that retried inside the
+    tool node got it, and the model moves on). The limits grow by what the retries add, and
+    the flow expectations (the exact calls, ``FLOW_FIELDS``) are dropped: the path varies
+    from run to run now; every outcome expectation stays."""
+    from scenarios.schema import Turn
+
+    rated = rated_tools(scenario)
+    if not rated or not rate:
+        return scenario
+    tools = [
+        t.model_copy(
+            update={
+                "behavior": t.behavior.model_copy(
+                    update={"fail_rate": rate, "fail_message": message}
+                )
+            }
+        )
+        if t.name in rated
+        else t
+        for t in scenario.tools
+    ]
+    script: list[Turn] = []
+    inserted = extra_calls = 0
+    turns = scenario.script
+    for i, turn in enumerate(turns):
+        script.append(turn)
+        follows = turns[i + 1] if i + 1 < len(turns) else None
+        calls = [c.model_copy(update={"id": None}) for c in turn.tool_calls]
+        if (
+            not turn.repeat
+            and any(c.name in rated for c in calls)
+            and not (follows is not None and follows.retry)
+        ):
+            script.append(
+                turn.model_copy(
+                    update={
+                        "tool_calls": calls,
+                        "content": None,
+                        "retry": True,
+                        "fault": None,
+                        "needs": None,
+                    }
+                )
+            )
+            inserted += 1
+            extra_calls += len(calls)
+    limits = scenario.limits.model_copy(
+        update={
+            "max_steps": min(200, scenario.limits.max_steps + inserted),
+            "max_same_tool_calls": scenario.limits.max_same_tool_calls + 1,
+        }
+    )
+
+    def loosened(expect: Any) -> Any:
+        update: dict[str, Any] = {name: None for name in FLOW_FIELDS}
+        if expect.max_llm_calls is not None:
+            update["max_llm_calls"] = expect.max_llm_calls + inserted
+        if expect.max_tool_calls is not None:
+            update["max_tool_calls"] = expect.max_tool_calls + extra_calls
+        return expect.model_copy(update=update)
+
+    expect = loosened(scenario.expect)
+    expect = expect.model_copy(
+        update={"engines": {name: loosened(o) for name, o in scenario.expect.engines.items()}}
+    )
+    note = (
+        f" Played by schedbench decide with {rate * 100:g} % of the calls of "
+        f"{', '.join(sorted(rated))} failing ('{message}'), a retry getting through."
+    )
+    return scenario.model_copy(
+        update={
+            "description": scenario.description + note,
+            "tools": tools,
+            "script": script,
+            "limits": limits,
+            "expect": expect,
+        }
+    )
+
+
 # the words of the earlier exchanges (``with_prior_turns``): plain support-desk English, so
 # that the tokenizer sees ordinary text (about 1.3 tokens a word)
 _WORDS = [
@@ -145,15 +243,18 @@ def with_prior_turns(scenario: Any, turns: int, words: int) -> Any:
 
 def played_scenarios(workload: Workload, scenarios: dict[str, Any]) -> dict[str, Any]:
     """The workload's scenarios as the run plays them: with its tools' latency
-    (``with_tool_latency``) and its earlier conversation (``with_prior_turns``) when it
-    states them, else as they are."""
+    (``with_tool_latency``) and failure rate (``with_failure_rate``) and its earlier
+    conversation (``with_prior_turns``) when it states them, else as they are."""
     if workload.tools is None and workload.conversation is None:
         return scenarios
     played = {}
     for name in workload.scenarios:
         scenario = scenarios[name]
-        if workload.tools is not None:
-            scenario = with_tool_latency(scenario, workload.tools.latency_ms)
+        tools = workload.tools
+        if tools is not None and tools.latency_ms is not None:
+            scenario = with_tool_latency(scenario, tools.latency_ms)
+        if tools is not None and tools.failure_rate:
+            scenario = with_failure_rate(scenario, tools.failure_rate, tools.failure_message)
         if workload.conversation is not None:
             c = workload.conversation
             scenario = with_prior_turns(scenario, c.prior_turns, c.words_per_message)
@@ -173,7 +274,8 @@ def write_scenarios(scenarios: dict[str, Any], directory: Path) -> str:
 
     directory.mkdir(parents=True, exist_ok=True)
     for name, scenario in scenarios.items():
-        data = scenario.model_dump(mode="json", exclude_none=True, by_alias=True)
+        # unset, not None: an override's explicit null drops a base expectation
+        data = scenario.model_dump(mode="json", exclude_unset=True, by_alias=True)
         (directory / f"{name}.yaml").write_text(
             yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8"
         )
@@ -246,8 +348,10 @@ __all__ = [
     "engines_for",
     "load_rates",
     "played_scenarios",
+    "rated_tools",
     "rewrites_scenarios",
     "target_factor",
+    "with_failure_rate",
     "with_prior_turns",
     "with_tool_latency",
     "write_scenarios",

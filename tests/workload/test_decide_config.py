@@ -128,3 +128,41 @@ def test_an_earlier_conversation_is_prepended_to_every_scenarios_history(tmp_pat
     again = played_scenarios(both, SCENARIOS)["customer_returns"]
     assert again.history == played["customer_returns"].history
     assert {t.behavior.latency_ms for t in again.tools} == {50.0}
+
+
+def test_a_tool_failure_rate_scripts_the_models_retries(tmp_path) -> None:
+    from bench.workload.decide import FLOW_FIELDS, played_scenarios, write_scenarios
+
+    text = TEXT.replace("STREAMING", "false")
+    w = parse_workload(text + "tools: {failure_rate: 0.1, failure_message: 'HTTP 503'}\n")
+    played = played_scenarios(w, SCENARIOS)
+    returns, flaky = played["customer_returns"], played["tool_flaky"]
+    original = SCENARIOS["customer_returns"]
+    assert {t.behavior.fail_rate for t in returns.tools} == {0.1}
+    assert {t.behavior.fail_message for t in returns.tools} == {"HTTP 503"}
+    # after each turn calling a tool, the model's retry of it (played only after a failure)
+    calls = [turn for turn in original.script if turn.tool_calls]
+    assert len(returns.script) == len(original.script) + len(calls)
+    for turn, retry in zip(calls, [t for t in returns.script if t.retry], strict=True):
+        assert [c.name for c in retry.tool_calls] == [c.name for c in turn.tool_calls]
+        assert [c.args for c in retry.tool_calls] == [c.args for c in turn.tool_calls]
+    assert returns.limits.max_steps == original.limits.max_steps + len(calls)
+    assert returns.limits.max_same_tool_calls == original.limits.max_same_tool_calls + 1
+    # the exact path varies now; what production needs stays
+    assert all(getattr(returns.expect, f) is None for f in FLOW_FIELDS)
+    assert returns.expect.final_contains == original.expect.final_contains
+    assert returns.expect.status == original.expect.status
+    # a tool the scenario already makes fail keeps its own script
+    assert flaky.script == SCENARIOS["tool_flaky"].script
+    assert [t.behavior.fail_rate for t in flaky.tools] == [0.0]
+    # the load phase's target: the path without failures, as before
+    assert scripted_latency_ms(returns, w.latency_spec) == pytest.approx(
+        scripted_latency_ms(original, w.latency_spec)
+    )
+    # the copies in the run folder judge every engine as the rewrite does (an override's
+    # explicit null, dropping a base expectation, survives the file)
+    back = load_scenarios(write_scenarios(played, tmp_path / "s"))
+    for name, scenario in played.items():
+        for engine in REGISTRY:
+            assert back[name].expect.for_engine(engine) == scenario.expect.for_engine(engine)
+    assert back["tool_flaky"].expect.for_engine("lc-create-agent")["final_contains"] is None
