@@ -105,6 +105,8 @@ class EngineAnswer:
     cost: Interval | None  # per 1,000 runs (None: no prices)
     token_cost: float | None
     missed: tuple[str, ...] = ()  # "scenario: k of n runs missed (reason)"
+    tool_failures: tuple[int, int] = (0, 0)  # (failed, all) tool executions of its runs
+    waited_ms: float = math.nan  # mean per run: sleeps it chose (backoff), not overhead
 
     @property
     def expectations_met(self) -> bool:
@@ -172,6 +174,11 @@ def per_run(rows: list[Any], seed: int, engine: str, scenario: str) -> dict[str,
         "llm_calls": stats.mean(metrics.values(spent, "llm_calls")),
         "prompt_tokens": stats.mean(metrics.values(spent, "prompt_tokens")),
         "completion_tokens": stats.mean(metrics.values(spent, "completion_tokens")),
+        "tool_failures": (
+            sum(r.tool_errors or 0 for r in spent),
+            sum(r.tool_calls or 0 for r in spent),
+        ),
+        "waited_ms": stats.mean(metrics.values(spent, "waited_ms")),
     }
 
 
@@ -536,6 +543,22 @@ def _met(e: EngineAnswer) -> str:
     return f"no ({load.why_not}{achieved}){caveat}"
 
 
+def _failures_line(answer: Answer) -> str:
+    """The tool failure rate as the measured runs met it, and what each engine waited."""
+    rate = answer.workload.tools.failure_rate if answer.workload.tools else 0.0
+    parts = []
+    for e in answer.engines:
+        failed, calls = e.tool_failures
+        share = f" ({failed / calls:.1%})" if calls else ""
+        wait = f", waited {fmt.ms(e.waited_ms)} a run" if e.waited_ms > 0 else ""
+        parts.append(f"{e.engine} {failed} of {calls}{share}{wait}")
+    return (
+        f"Tool calls that failed in these runs (the workload's rate: {rate:.1%}; a retry "
+        "counts as a call): " + "; ".join(parts) + ". A wait is a sleep the engine chose "
+        "(a retry's backoff): part of its time per run, never of its framework overhead."
+    )
+
+
 def _cpu_rate(load: LoadAnswer, target: float) -> str:
     """`` (at 10/s)`` when the CPU per run is from a level other than the target's."""
     if load.cpu_rate is None or _same_rate(load.cpu_rate, target):
@@ -634,6 +657,8 @@ def render(answer: Answer, folder: RunFolder, source: str) -> str:
             cells.append(cost + (" ✗" if e.missed else ""))
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    if w.tools is not None and w.tools.failure_rate:
+        lines += [_failures_line(answer), ""]
     if answer.other_scenarios:
         lines += [
             "## The other scenarios",

@@ -30,6 +30,7 @@ objective: {p95_ms: 1500, p99_ms: 3000}
 scenarios: [single_tool]
 engines: [raw, scheduler-plain, lc-create-agent]
 prices: {prompt_per_1m: 0.15, completion_per_1m: 0.6, core_hour: 0.05}
+tools: {failure_rate: 0.3}
 """
 HOST_RATE = 4.0
 
@@ -168,10 +169,28 @@ def test_every_number_of_the_page_recomputes_from_the_files(decided) -> None:
         close(cells[9], cpu_ms * 8 / 1000)  # cores at the whole rate, both hosts
         cost = (prompt * 0.15 + completion * 0.6) / 1e6 * 1000 + cpu_ms / 1000 * 0.05 / 3600 * 1000
         close(cells[10], cost)
+    # the failure rate as the runs met it: every engine's failed and all tool executions
+    line = next(x for x in page.splitlines() if x.startswith("Tool calls that failed"))
+    assert "the workload's rate: 30.0%" in line
+    for engine in ENGINES:
+        spent = [r for r in runs if r["engine"] == engine]
+        failed = sum(r["tool_errors"] for r in spent)
+        calls = sum(r["tool_calls"] for r in spent)
+        assert f"{engine} {failed} of {calls}" in line, line
+    # the same draws for every engine: the run that failed its call failed it everywhere
+    raw_failed = [r["repeat"] for r in runs if r["engine"] == "raw" and r["tool_errors"]]
+    assert raw_failed, "the 30 % rate failed none of raw's calls"
+    for engine in ENGINES:
+        failed = [r["repeat"] for r in runs if r["engine"] == engine and r["tool_errors"]]
+        assert failed == raw_failed, engine
     # the decision names a candidate (never the floor) and what would turn it
     decision = page.split("## Decision", 1)[1].split("##", 1)[0]
-    winner = re.search(r"\*\*([\w@.-]+)\*\* wins on cost per 1,000 runs", decision)
-    assert winner and winner.group(1) in ENGINES[1:]
+    winner = re.search(r"\*\*([\w@.-]+)\*\* wins on (the objective|expectations)", decision)
+    # create_agent as its docs write it re-raises the tool's failure: that run fails
+    assert winner and winner.group(1) == "scheduler-plain", decision
+    assert (
+        "- lc-create-agent on single_tool: status failed, expected completed (1 of 3 runs)" in page
+    )
     assert "What would turn it:" in decision
     assert "machine" in page and "custom:ttft:20,tps:2000" in page
 
