@@ -166,3 +166,25 @@ def test_a_tool_failure_rate_scripts_the_models_retries(tmp_path) -> None:
         for engine in REGISTRY:
             assert back[name].expect.for_engine(engine) == scenario.expect.for_engine(engine)
     assert back["tool_flaky"].expect.for_engine("lc-create-agent")["final_contains"] is None
+
+
+def test_a_recorded_llm_runs_every_phase_at_the_recorded_timings() -> None:
+    from scenarios.schema import TurnTiming
+
+    original = SCENARIOS["customer_returns"]
+    timing = TurnTiming(stream=True, ttft_ms=400.0, total_ms=900.0)
+    recording = original.model_copy(
+        update={"script": [t.model_copy(update={"timing": timing}) for t in original.script]}
+    )
+    text = TEXT.replace("STREAMING", "true").replace(
+        "{first_token_ms: 700, tokens_per_s: 80, jitter: 0.2}", "{recorded: true}"
+    )
+    w = parse_workload(text)
+    config = build_config(
+        w, {**SCENARIOS, "customer_returns": recording}, quick=True, engines=("raw",)
+    )
+    assert config.latencies == ("recorded",) == (config.load_latency,) == (config.ttft_latency,)
+    # the objective against what the recording scripts: 3 turns of 900 ms, and the tools
+    scripted = scripted_latency_ms(recording, "recorded")
+    assert scripted >= 3 * 900.0
+    assert config.load_target_factor * scripted == pytest.approx(6000.0)
