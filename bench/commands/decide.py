@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.commands import _handlers as handler_options
 from bench.commands._options import writable_dir
@@ -36,6 +37,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="measure nothing: write the answer again from the run folder DIR that "
         "`schedbench decide` measured for this workload",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="measure shard I of N of the workload's run, split by scenario as `schedbench run "
+        "--shard` splits (docs/cluster.md); no answer: merge the shards, then --from-run",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="measure one shard per worker of a Dask distributed cluster (its scheduler's "
+        "address, or `local[:N]`), merge them into --out and answer from the merged run",
+    )
     handler_options.add_arguments(parser)
 
 
@@ -44,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from bench.engines.plugins import engine_targets
     from bench.results.folder import load_run_folder
     from bench.results.store import RunStore
+    from bench.runner.shard import Shard, shard_config
     from bench.workload import WorkloadError, load_workload
     from bench.workload.answer import write_answer
     from bench.workload.decide import (
@@ -62,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"bad workload file:\n{exc}") from None
     choice = engines_for(workload)
     if args.from_run is not None:
-        if args.out is not None or args.quick:
-            raise UsageError("--from-run measures nothing: drop --out and --quick")
+        if args.out is not None or args.quick or args.shard or args.cluster:
+            raise UsageError("--from-run measures nothing: drop --out, --quick, --shard, --cluster")
         folder = load_run_folder(args.from_run)
         stored = tuple(folder.config.get("latencies") or ())
         if stored != (workload.latency_spec,):
@@ -75,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print(page, end="")
         print(f"\n→ {path}")
         return 0
+    if args.cluster is not None:
+        return _on_cluster(args, workload, choice)
     out = (
         Path(args.out) if args.out else Path("reports") / f"decide-{time.strftime('%Y%m%d-%H%M%S')}"
     )
@@ -93,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(f"{args.workload}: {exc}") from None
+    if args.shard is not None:
+        config = shard_config(config, scenarios, Shard.parse(args.shard))
     handler_options.require_allowed(scenarios_used(config, scenarios), handlers)
     if not args.build_envs:
         _require_built_environments(config.engines)
@@ -101,11 +119,47 @@ def run(args: argparse.Namespace) -> int:
     if played_dir is not None:
         write_scenarios(scenarios, played_dir)
     code = _execute(config, scenarios, store, resume=False, run_id=out.name, handlers=handlers)
+    if args.shard is not None:
+        print(
+            f"shard {args.shard} of the workload's run → {out}; when every shard is measured: "
+            f"`schedbench merge SHARD… --out DIR`, then `schedbench decide {args.workload} "
+            "--from-run DIR`"
+        )
+        return code
     folder = load_run_folder(out)
     notes = list(choice.notes)
     if code != 0:
         notes.append("the run is incomplete (see its warnings): some numbers may be missing")
     page, path = write_answer(folder, workload, choice.engines, str(args.workload), notes)
+    print()
+    print(page, end="")
+    print(f"\n→ {path}")
+    return code
+
+
+def _on_cluster(args: argparse.Namespace, workload: Any, choice: Any) -> int:
+    """``--cluster``: ``decide --shard i/n`` on each worker, merged into ``--out``, answered."""
+    from bench.results.folder import load_run_folder
+    from bench.runner.cluster import run_on_cluster, shard_argv
+    from bench.workload.answer import write_answer
+
+    if args.shard is not None:
+        raise UsageError("--cluster picks the shards itself; --shard is for one shard")
+    if args.out is None:
+        raise UsageError("--cluster needs --out DIR (where the merged run goes)")
+    out = Path(args.out)
+    if (out / "meta.json").exists() or (out / "shards").exists():
+        raise UsageError(f"--out {out}: already holds a run; choose another directory")
+    argv = shard_argv(args.argv[1:])
+    # the shards run from the project root: the workload file by its absolute path
+    argv = [str(Path(args.workload).resolve()) if a == args.workload else a for a in argv]
+    code = run_on_cluster(args.cluster, argv, out, command="decide")
+    if not (out / "meta.json").exists():
+        return code or 1
+    notes = list(choice.notes)
+    if code != 0:
+        notes.append("the run is incomplete (see its warnings): some numbers may be missing")
+    page, path = write_answer(load_run_folder(out), workload, choice.engines, args.workload, notes)
     print()
     print(page, end="")
     print(f"\n→ {path}")

@@ -14,6 +14,9 @@ What it writes:
   shards never overlap, so no row replaces another. A line that is not a JSON object is
   left out and counted (``Merged.skipped``), as the folder reader would;
 - ``versions.json`` comes from the shard that measured the version matrix;
+- shards that played copies of the scenarios kept in their own folders (``schedbench decide
+  --shard``) must have played the same files; they are kept once, in the merged folder's
+  ``scenarios/``, and its ``config.scenario_dir`` points there;
 - meta.json is shard 1's with the whole run's ``config`` (every scenario, each phase on
   if a shard ran it, no ``shard``), ``complete`` when every shard is, ``duration_s`` the
   longest shard's (the hosts ran side by side) and ``shards``: per shard its index, host,
@@ -42,6 +45,7 @@ ROW_FILES = (RUNS, TTFT, THROUGHPUT, FOOTPRINT, LOAD)
 PHASES = ("footprint", "versions", "ttft", "throughput", "load")
 # config fields a shard sets for itself: everything else must agree across the shards
 OWN_FIELDS = frozenset({"scenarios", "shard", *PHASES, "load_budget_s"})
+PLAYED = "scenarios"  # a run folder's own copies of what it played (schedbench decide)
 
 
 @dataclass
@@ -71,6 +75,24 @@ class _Shard:
     def host(self) -> str:
         machine = self.meta.get("machine") or {}
         return str(machine.get("hostname") or f"shard {self.index}")
+
+    @property
+    def own_copies(self) -> Path | None:
+        """The shard's own ``scenarios/`` when it played copies kept in its folder
+        (``schedbench decide --shard``: its scenario_dir was ``<its folder>/scenarios``
+        wherever that folder was when it ran), else None."""
+        played = self.config.get("scenario_dir")
+        if not played:
+            return None
+        where = Path(str(played))
+        mine = self.directory / PLAYED
+        if where.name == PLAYED and where.parent.name == self.directory.name and mine.is_dir():
+            return mine
+        return None
+
+
+def _copies(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.yaml"))}
 
 
 def _read_shard(directory: Path) -> _Shard:
@@ -111,10 +133,20 @@ def _check(shards: Sequence[_Shard]) -> None:
             f"shard(s) {', '.join(f'{i}/{first.count}' for i in missing)} missing: "
             "merge needs every shard of the run"
         )
-    base = {k: v for k, v in first.config.items() if k not in OWN_FIELDS}
+    # shards that play copies in their own folders agree on the copies, not on the path
+    own = OWN_FIELDS | ({"scenario_dir"} if all(s.own_copies for s in shards) else set())
+    base = {k: v for k, v in first.config.items() if k not in own}
     sha = (first.meta.get("git") or {}).get("sha")
     for shard in shards[1:]:
-        theirs = {k: v for k, v in shard.config.items() if k not in OWN_FIELDS}
+        if "scenario_dir" in own:
+            mine, theirs_dir = first.own_copies, shard.own_copies
+            assert mine is not None and theirs_dir is not None
+            if _copies(mine) != _copies(theirs_dir):
+                raise MergeError(
+                    f"{theirs_dir}: the scenarios it played differ from {mine}'s: shards must "
+                    "play the same scenarios"
+                )
+        theirs = {k: v for k, v in shard.config.items() if k not in own}
         differ = sorted(k for k in base.keys() | theirs.keys() if base.get(k) != theirs.get(k))
         if differ:
             raise MergeError(
@@ -182,8 +214,8 @@ def _summed_outcome(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for key, value in outcome.items():
             if isinstance(value, bool) or value is None or isinstance(value, str):
                 out.setdefault(key, value)
-            elif isinstance(value, int | float):
-                out[key] = out.get(key, 0) + value
+            elif isinstance(value, int | float):  # a shard without it (None) adds nothing
+                out[key] = (out.get(key) or 0) + value
             elif isinstance(value, list):
                 out[key] = [*out.get(key, []), *value]
             elif isinstance(value, dict):
@@ -228,9 +260,16 @@ def merge(directories: Sequence[Path | str], out: Path | str) -> Merged:
     store = RunStore(out)
     if store.exists():
         raise MergeError(f"{store.directory}: already holds a run; choose another directory")
+    played = shards[0].own_copies
+    if played is not None:  # the copies every shard played: kept once, in the merged folder
+        for shard in shards:
+            shard.meta["config"]["scenario_dir"] = str(played)
     scenarios = _scenario_order(shards)
     meta = _merged_meta(shards, scenarios)
     store.create()
+    if played is not None:
+        shutil.copytree(played, store.directory / PLAYED)
+        meta["config"]["scenario_dir"] = str((store.directory / PLAYED).resolve())
     merged = Merged(store.directory, len(shards), complete=bool(meta["complete"]))
     merged.hosts = tuple(dict.fromkeys(s.host for s in shards))
     with store:

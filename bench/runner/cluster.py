@@ -98,19 +98,22 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def run_shard(index: int, count: int, argv: Sequence[str], root: str, pinned: str) -> ShardOutcome:
-    """On a worker: ``schedbench run ARGV --shard index/count`` into a temporary folder, packed,
-    if the node's checkout at ``root`` holds the ``pinned`` code before and after."""
+def run_shard(
+    index: int, count: int, argv: Sequence[str], root: str, pinned: str, command: str = "run"
+) -> ShardOutcome:
+    """On a worker: ``schedbench COMMAND ARGV --shard index/count`` (``run``, or ``decide``)
+    into a temporary folder, packed, if the node's checkout at ``root`` holds the ``pinned``
+    code before and after."""
     host = socket.gethostname()
     moved = _moved(pinned, root, "at the shard's start")
     if moved:
         return ShardOutcome(index, host, 2, moved, b"", moved)
     with tempfile.TemporaryDirectory(prefix=f"schedbench-shard-{index}-of-{count}-") as tmp:
         out = Path(tmp) / f"shard-{index}"
-        command = [sys.executable, "-m", "bench.cli", "run", *argv]
-        command += ["--shard", f"{index}/{count}", "--out", str(out)]
+        child = [sys.executable, "-m", "bench.cli", command, *argv]
+        child += ["--shard", f"{index}/{count}", "--out", str(out)]
         done = subprocess.run(
-            command,
+            child,
             cwd=root,
             capture_output=True,
             text=True,
@@ -174,10 +177,12 @@ def run_on_cluster(
     *,
     say: Callable[[str], None] = print,
     client: Any = None,
+    command: str = "run",
 ) -> int:
-    """Run the shards of ``argv`` (``schedbench run`` options, no ``--out``/``--shard``) on the
-    cluster at ``address`` (or on ``client``), one per worker; merge them into ``out``.
-    Exit code: 0 complete, 1 a shard incomplete or missing (reported)."""
+    """Run the shards of ``argv`` (``schedbench COMMAND`` options, no ``--out``/``--shard``;
+    ``run`` or ``decide``) on the cluster at ``address`` (or on ``client``), one per worker;
+    merge them into ``out``. Exit code: 0 complete, 1 a shard incomplete or missing
+    (reported)."""
     from distributed import as_completed
 
     from bench.results.merge import merge
@@ -197,7 +202,7 @@ def run_on_cluster(
         say(f"cluster {address}: {count} worker(s); shard i/{count} on worker i; code {pinned}")
         futures = {
             client.submit(
-                run_shard, i, count, list(argv), str(PROJECT_ROOT), pinned,
+                run_shard, i, count, list(argv), str(PROJECT_ROOT), pinned, command,
                 workers=[worker], allow_other_workers=True, pure=False,
                 key=f"schedbench-shard-{i}-of-{count}",
             ): i
@@ -234,7 +239,7 @@ def run_on_cluster(
     if lost:
         for index, why in sorted(lost.items()):
             say(
-                f"missing: shard {index}/{count} ({why}); re-run it with `schedbench run "
+                f"missing: shard {index}/{count} ({why}); re-run it with `schedbench {command} "
                 f"{' '.join(argv)} --shard {index}/{count} --out {shards_dir}/shard-{index}`, "
                 f"then `schedbench merge {shards_dir}/shard-* --out {out}`"
             )

@@ -144,3 +144,15 @@ def test_the_projection_of_a_one_host_run_accounts_for_every_second_once(runs):
     assert done.returncode == 0 and "2 host(s):" in done.stdout, done.stderr
     bad = schedbench("shards", str(runs["one"]), "--hosts", "9")
     assert bad.returncode == 2 and "cannot fill 9 shards" in bad.stderr
+
+
+def test_a_figure_only_some_shards_have_is_the_sum_of_those_that_have_it():
+    """A shard without the load phase records ``load_s: None``; the load shard's seconds
+    are the run's (a None first shard once crashed the merge of every run with a load
+    phase)."""
+    from bench.results.merge import _summed_outcome
+
+    summed = _summed_outcome(
+        [{"load_s": None, "timed_runs": 6}, {"load_s": 22.2, "timed_runs": 6, "x": None}]
+    )
+    assert summed == {"load_s": 22.2, "timed_runs": 12, "x": None}
