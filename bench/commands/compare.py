@@ -25,11 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bench.results.compare import compare_runs, load_run, render
+    from bench.runner.finish import engine_summaries
 
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, not {args.alpha}")
     # an unreadable run folder (bench.results.folder.RunFolderError) is one line, exit 2 (cli)
     ref, changed = load_run(args.run_a), load_run(args.run_b)
     comparisons = compare_runs(ref, changed, metric=args.metric, alpha=args.alpha)
-    print(render(ref, changed, comparisons, metric=args.metric, alpha=args.alpha), end="")
+    engines = (engine_summaries(ref.folder), engine_summaries(changed.folder))
+    text = render(ref, changed, comparisons, metric=args.metric, alpha=args.alpha, engines=engines)
+    print(text, end="")
     return 0

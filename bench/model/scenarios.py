@@ -7,10 +7,11 @@ run of the report, the cost of a debug mode and the LangChain version matrix all
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
+from pathlib import Path
 
-from scenarios import Scenario, load_scenarios
+from scenarios import Scenario, ScenarioError, load_scenarios
 
 REFERENCE_TAG = "reference"
 
@@ -39,3 +40,15 @@ def reference_scenario(scenarios: Mapping[str, Scenario] | None = None) -> str |
     if mine:
         return mine[0]
     return builtin if builtin in scenarios else None
+
+
+def performance_scenarios(scenario_dir: Path | str | None, ran: Iterable[str]) -> set[str]:
+    """The scenarios of ``ran`` that are happy paths (performance scenarios), as the report
+    reads a run folder: one whose file is gone, or every one when the files of
+    ``scenario_dir`` cannot be read, counts as a happy path (``bench.report.from_folder``)."""
+    names = set(ran)
+    try:
+        library = load_scenarios(scenario_dir)
+    except (ScenarioError, OSError):
+        return names
+    return {n for n in names if n not in library or library[n].is_performance}

@@ -30,6 +30,7 @@ from bench.report.frames import (
 )
 from bench.results import metrics, stats
 from bench.results.folder import run_seed
+from bench.results.per_engine import performance_profile
 from scenarios.expect import misses as expect_misses
 
 REFERENCE_LLM_LATENCY_MS = 1000.0  # "a typical hosted LLM call", for shares in the ledger
@@ -48,12 +49,13 @@ def _per_step(total: pd.Series, llm_calls: pd.Series) -> pd.Series:
 
 
 def perf_runs(data: RunData) -> pd.DataFrame:
-    """Completed runs of the happy-path scenarios (``zero`` profile when there are several)."""
+    """Completed runs of the happy-path scenarios (``zero`` profile when there are several:
+    ``bench.results.per_engine.performance_profile``)."""
     runs = data.runs
     runs = runs[(runs["status"] == "completed") & runs["scenario"].isin(data.happy_scenarios)]
-    profiles = set(runs["latency_profile"].dropna())
-    if len(profiles) > 1 and "zero" in profiles:
-        runs = runs[runs["latency_profile"] == "zero"]
+    profile = performance_profile(runs["latency_profile"])
+    if profile is not None:
+        runs = runs[runs["latency_profile"] == profile]
     return runs.assign(
         step_overhead_ms=_per_step(runs["overhead_ms"], runs["llm_calls"]),
         step_cpu_ms=_per_step(runs["cpu_ms"], runs["llm_calls"]),
@@ -131,9 +133,9 @@ def scenario_stats(data: RunData) -> pd.DataFrame:
     the same rows, the same seed, the same values.
     """
     runs = data.runs
-    profiles = set(runs["latency_profile"].dropna())
-    if len(profiles) > 1 and "zero" in profiles:
-        runs = runs[runs["latency_profile"] == "zero"]
+    profile = performance_profile(runs["latency_profile"])
+    if profile is not None:
+        runs = runs[runs["latency_profile"] == profile]
     groups = {key: _rows(g) for key, g in runs.groupby(["engine", "scenario"])}
     seed = run_seed(data.meta)
     rows = []

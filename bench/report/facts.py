@@ -58,12 +58,12 @@ from bench.engines.registry import REGISTRY, REPRESENTATIVE, engines_where
 from bench.model.scenarios import reference_scenario
 from bench.report import analysis
 from bench.report.frames import RAW, RunData
-from bench.results import pooling, stats
+from bench.results import per_engine, pooling, stats
 from bench.results.folder import run_seed
 from bench.results.metrics import CAPACITY_RATE, common_rate
 from bench.results.stats import Estimate
 
-RESAMPLES = 1000
+RESAMPLES = per_engine.RESAMPLES  # every interval of the report, the per-engine figures' too
 
 
 def exact(value: float | None, resamples: int = RESAMPLES) -> Estimate:
@@ -155,6 +155,8 @@ class Facts:
     # the pools themselves: who is left out and why, per-round values, paired ratios
     step_pool: pooling.Pool | None = None
     step_cpu_pool: pooling.Pool | None = None
+    # engine → its per-engine aggregates (bench.results.per_engine, as the console prints them)
+    engine_summaries: dict[str, per_engine.EngineSummary] = field(default_factory=dict)
     cpu_run_ms: dict[str, Estimate] = field(default_factory=dict)
     token_overhead: dict[str, Estimate] = field(default_factory=dict)
     ttft_added_ms: dict[str, Estimate] = field(default_factory=dict)
@@ -236,22 +238,27 @@ def _measured_engines(data: RunData) -> list[str]:
     return [e for e in data.engines if not (e in REGISTRY and REGISTRY[e].outcome_only)]
 
 
-def _step_facts(data: RunData) -> tuple[pooling.Pool, pooling.Pool]:
+def _step_facts(data: RunData) -> per_engine.PerEngine:
     """Overhead and CPU per LLM step pooled over every happy-path scenario
-    (``bench.results.pooling``): an engine that lacks one is left out, with the reason."""
-    measured = set(_measured_engines(data))
-    runs = data.runs[data.runs["engine"].isin(measured)]
-    attempted = {str(e): set(g) for e, g in runs.groupby("engine")["scenario"]}
-    fields = ["engine", "scenario", "round", "status", "latency_profile"]
-    return tuple(  # type: ignore[return-value]
-        pooling.per_step_pool(
-            runs[[*fields, column, "llm_calls"]].itertuples(index=False, name=None),
-            data.happy_scenarios,
-            attempted=attempted,
-            resamples=RESAMPLES,
-            seed=_seed(data, "step"),  # one seed: every engine shares the round draws
-        )
-        for column in ("overhead_ms", "cpu_ms")
+    (``bench.results.per_engine``, the figures the console, per_engine.csv and compare print
+    too): an engine that lacks one is left out, with the reason."""
+    fields = [
+        "engine",
+        "scenario",
+        "round",
+        "status",
+        "latency_profile",
+        "overhead_ms",
+        "cpu_ms",
+        "llm_calls",
+        "prompt_tokens",
+    ]
+    return per_engine.per_engine(
+        data.runs[fields].itertuples(index=False, name=None),
+        data.happy_scenarios,
+        engines=set(_measured_engines(data)),
+        run_seed=run_seed(data.meta),
+        resamples=RESAMPLES,
     )
 
 
@@ -486,7 +493,8 @@ def compute_facts(data: RunData) -> Facts:
     """Gather the judged numbers of a run."""
     engines = tuple(data.engines)
     present = set(engines)
-    step_pool, cpu_pool = _step_facts(data)
+    steps = _step_facts(data)
+    step_pool, cpu_pool = steps.overhead, steps.cpu
     added, ttft = _ttft_facts(data)
     added, ttft_floor = _over_floor(added)
     handled, by_kind, missed = _fault_facts(data)
@@ -513,6 +521,7 @@ def compute_facts(data: RunData) -> Facts:
         step_scenarios=step_pool.scenarios,
         step_pool=step_pool,
         step_cpu_pool=cpu_pool,
+        engine_summaries=steps.summaries,
         cpu_run_ms=_cpu_run_facts(data),
         token_overhead={str(e): exact(v) for e, v in tokens.items() if stats.number(v) is not None},
         ttft_added_ms=added,

@@ -12,6 +12,7 @@ samples are too small for the test ever to reach ``alpha`` says so instead of "n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from bench.results import fmt, metrics, stats
 from bench.results.folder import RunFolder, load_run_folder
 from bench.results.metrics import CellKey
+from bench.results.per_engine import EngineSummary
 
 METRICS = ("wall_ms", "cpu_ms", "overhead_ms")
 _ENV_FIELDS = (("python", "version"), ("machine", "cpu_model"), ("machine", "cpu_logical"))
@@ -169,6 +171,45 @@ def environment_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return diffs
 
 
+def step_text(summary: EngineSummary | None) -> str:
+    """``1.23 ms [1.19–1.28 ms]``: a pooled overhead per step and its interval, or ``–``."""
+    e = summary.step_ms if summary else None
+    if e is None:
+        return fmt.MISSING
+    interval = f" [{fmt.ms_range(e.low, e.high)}]" if e.high > e.low else ""
+    return fmt.ms(e.point) + interval
+
+
+def per_engine_lines(
+    ref: Mapping[str, EngineSummary], changed: Mapping[str, EngineSummary]
+) -> list[str]:
+    """Per engine of either run: the overhead per LLM step of each (``bench.results.
+    per_engine``, the console's and the report's figure) and the change between them; none
+    when neither run has such a figure."""
+    engines = list(dict.fromkeys([*ref, *changed]))
+    if not any(s.step_ms for s in (*ref.values(), *changed.values())):
+        return []  # no run with LLM calls on a happy path: nothing to print
+    lines = ["Overhead per LLM step (geometric mean over the happy paths, as in the report)"]
+    width = max(len(e) for e in engines) + 1
+    for engine in engines:
+        a, b = ref.get(engine), changed.get(engine)
+        text = f"  {engine + ':':<{width}} {step_text(a)} -> {step_text(b)}"
+        if a and b and a.step_ms and b.step_ms:
+            text += f": {fmt.change(b.step_ms.point / a.step_ms.point)}"
+        else:
+            why = {
+                side: s.left_out
+                for side, s in (("reference", a), ("changed", b))
+                if s and s.left_out
+            }
+            if len(set(why.values())) == 1 and len(why) == 2:
+                text += f" (left out of both: {why['reference']})"
+            elif why:
+                text += " (" + "; ".join(f"{side}: {w}" for side, w in why.items()) + ")"
+        lines.append(text)
+    return lines
+
+
 def render(
     ref: LoadedRun,
     changed: LoadedRun,
@@ -176,8 +217,10 @@ def render(
     *,
     metric: str = "wall_ms",
     alpha: float = stats.ALPHA,
+    engines: tuple[Mapping[str, EngineSummary], Mapping[str, EngineSummary]] | None = None,
 ) -> str:
-    """The text ``schedbench compare`` prints."""
+    """The text ``schedbench compare`` prints; ``engines``: each run's per-engine summaries
+    (``bench.results.per_engine``), printed after the benchmarks (None: not printed)."""
     lines = [
         f"Reference: {ref.directory}",
         f"Changed:   {changed.directory}",
@@ -247,4 +290,6 @@ def render(
     ):
         if keys:
             lines.append(f"{label}: " + ", ".join(f"{k[0]}/{k[1]}/{k[2]}" for k in keys))
+    if engines is not None and (per_engine := per_engine_lines(*engines)):
+        lines += ["", *per_engine]
     return "\n".join(lines) + "\n"

@@ -51,6 +51,7 @@ MULTIMODEL = "multimodel.json"
 MULTIMODEL_SCHEMA_VERSION = 1
 VERSIONS = "versions.json"  # the LangChain version matrix (bench.results.versions)
 SUMMARY = "summary.csv"
+PER_ENGINE_CSV = "per_engine.csv"  # one row per engine (bench.results.per_engine)
 FOOTPRINT_CSV = "footprint.csv"
 THROUGHPUT_CSV = "throughput.csv"
 TTFT_CSV = "ttft.csv"

@@ -152,34 +152,6 @@ def pool(
     return Pool(wanted, figures, left_out, draws)
 
 
-# (engine, scenario, round, status, latency profile, a run's total, its LLM calls)
-RunRecord = tuple[str, str, Hashable, object, object, object, object]
-
-
-def per_step_pool(
-    records: Iterable[RunRecord],
-    happy: Sequence[str],
-    *,
-    attempted: Mapping[str, Collection[str]] | None = None,
-    resamples: int = RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> Pool:
-    """A per-LLM-step figure (a run's total ÷ its LLM calls) pooled over the happy paths
-    ``happy``: completed runs only, of the ``zero`` profile when there are several. The one
-    computation of the per-step headline: the report's (``Facts.step_ms``, ``step_cpu_ms``)
-    and the console's per-engine overhead/step."""
-    kept = [r for r in records if r[3] == "completed" and r[1] in happy]
-    profiles = {r[4] for r in kept if r[4] is not None}
-    if len(profiles) > 1 and "zero" in profiles:
-        kept = [r for r in kept if r[4] == "zero"]
-    observations = []
-    for engine, scenario, round_, _, _, total, calls in kept:
-        t, n = stats.number(total), stats.number(calls)
-        if t is not None and n is not None and n > 0:
-            observations.append((engine, scenario, round_, t / n))
-    return pool(observations, happy, attempted=attempted, resamples=resamples, seed=seed)
-
-
 def _round_key(label: Hashable) -> tuple[int, Any]:
     # rounds are integers; None (a row without a round) sorts first
     return (0, 0) if label is None else (1, label)

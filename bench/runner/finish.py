@@ -6,9 +6,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.results import fmt, metrics, stats
-from bench.results.files import FOOTPRINT_CSV, LOAD_CSV, SUMMARY, THROUGHPUT_CSV, TTFT_CSV
+from bench.model.scenarios import performance_scenarios
+from bench.results import fmt, metrics, per_engine, stats
+from bench.results.files import (
+    FOOTPRINT_CSV,
+    LOAD_CSV,
+    PER_ENGINE_CSV,
+    SUMMARY,
+    THROUGHPUT_CSV,
+    TTFT_CSV,
+)
 from bench.results.folder import RunFolder, finished_repeats, finished_ttft, load_run_folder
+from bench.results.per_engine import EngineSummary
 from bench.results.summary import (
     build_footprint_table,
     build_summary,
@@ -18,7 +27,7 @@ from bench.results.summary import (
 )
 from bench.runner.metadata import now_iso, yardstick_ms
 from bench.runner.phases.outcomes import runs_missing as outcome_runs_missing
-from bench.runner.plan import build_plan, build_ttft_plan
+from bench.runner.plan import build_plan, build_ttft_plan, outcome_only
 
 
 @dataclass(frozen=True)
@@ -31,11 +40,12 @@ class Tables:
     throughput: Any
     ttft: Any
     load: list[Any]  # bench.results.metrics.LoadLevel, one per level of the load phase
+    engines: dict[str, EngineSummary]  # per engine: overhead per step etc. (per_engine.csv)
 
 
 def write_tables(store: Any, config: Any) -> Tables:
-    """(Re)build summary.csv, footprint.csv, throughput.csv, ttft.csv and load.csv from the
-    JSON lines."""
+    """(Re)build summary.csv, per_engine.csv, footprint.csv, throughput.csv, ttft.csv and
+    load.csv from the JSON lines."""
     import pandas as pd
 
     folder = load_run_folder(store.directory, require_runs=False)
@@ -52,8 +62,18 @@ def write_tables(store: Any, config: Any) -> Tables:
         throughput=build_throughput_table(folder.throughput),
         ttft=build_ttft_table(folder.ttft, engine_order=config.engines),
         load=levels,
+        engines=engine_summaries(
+            folder,
+            performance_scenarios(config.scenario_dir, {r.scenario for r in folder.timed_runs}),
+        ),
     )
     write_csv(tables.summary, store.path(SUMMARY))
+    write_csv(
+        pd.DataFrame(
+            per_engine.per_engine_records(tables.engines), columns=per_engine.PER_ENGINE_COLUMNS
+        ),
+        store.path(PER_ENGINE_CSV),
+    )
     write_csv(tables.footprint, store.path(FOOTPRINT_CSV))
     write_csv(tables.throughput, store.path(THROUGHPUT_CSV))
     write_csv(tables.ttft, store.path(TTFT_CSV))
@@ -63,24 +83,16 @@ def write_tables(store: Any, config: Any) -> Tables:
     return tables
 
 
-def step_overhead(folder: Any, happy: Sequence[str]) -> Any:
-    """Overhead per LLM step pooled over the happy paths: the report's headline figure
-    (``bench.results.pooling.per_step_pool``, the same computation)."""
-    from bench.results.pooling import per_step_pool
-
-    records = (
-        (
-            r.engine,
-            r.scenario,
-            r.round,
-            "error" if r.crashed else r.status,
-            r.latency or "zero",
-            r.overhead_ms,
-            r.llm_calls,
-        )
-        for r in folder.timed_runs
-    )
-    return per_step_pool(records, happy)
+def engine_summaries(
+    folder: RunFolder, performance: Sequence[str] | set[str] | None = None
+) -> dict[str, EngineSummary]:
+    """Per engine of a run folder: overhead per LLM step pooled over the happy paths, and the
+    rest of ``bench.results.per_engine.EngineSummary`` — the report's figures (the engines
+    that only play the outcome scenarios left out, as the report leaves them out)."""
+    ran = tuple(dict.fromkeys(r.engine for r in folder.timed_runs))
+    reduced = set(outcome_only(ran))
+    measured = [e for e in ran if e not in reduced]
+    return per_engine.of_folder(folder, engines=measured, performance=performance)
 
 
 def engine_table(
@@ -88,10 +100,11 @@ def engine_table(
     footprint: Any,
     throughput: Any,
     engines: tuple[str, ...],
-    steps: Any = None,
+    steps: dict[str, EngineSummary] | None = None,
 ) -> Any:
-    """One row per engine: the headline numbers of the run. ``steps``: the overhead per
-    step pooled over the happy paths (``step_overhead``; None: not shown)."""
+    """One row per engine: the headline numbers of the run. ``steps``: the per-engine
+    summaries (``engine_summaries``: overhead per step pooled over the happy paths; None:
+    not shown)."""
     from rich.table import Table
 
     table = Table(
@@ -139,9 +152,7 @@ def engine_table(
                 stats.geometric_mean(mine[mine["status_completed"] > 0]["ratio_to_raw"]),
                 digits=2,
             ),
-            fmt.ms(steps.figures[engine].estimate.point)
-            if steps is not None and engine in steps.figures
-            else fmt.MISSING,
+            _step_ms(steps, engine),
             fmt.ms(stats.median(mine["cpu_ms_median"])),
             fmt.signed(stats.mean(mine["token_overhead_per_request"]), fmt.count),
             fmt.ms(import_ms),
@@ -150,6 +161,11 @@ def engine_table(
             str(int(mine["unstable"].fillna(False).astype(bool).sum())),
         )
     return table
+
+
+def _step_ms(steps: dict[str, EngineSummary] | None, engine: str) -> str:
+    summary = (steps or {}).get(engine)
+    return fmt.ms(summary.step_ms.point) if summary and summary.step_ms else fmt.MISSING
 
 
 def failure_reasons(runs: Any) -> dict[tuple[str, str, str], str]:
@@ -312,9 +328,7 @@ def finish_run(
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     if not summary.empty:
-        happy = [n for n in config.scenarios if n in scenarios and scenarios[n].is_performance]
-        steps = step_overhead(tables.folder, happy)
-        console.print(engine_table(summary, footprint, throughput, config.engines, steps))
+        console.print(engine_table(summary, footprint, throughput, config.engines, tables.engines))
         reasons = failure_reasons(tables.folder.runs)
         for latency in config.latencies:
             console.print(scenario_table(summary, config.engines, latency, reasons))
@@ -327,8 +341,8 @@ def finish_run(
     console.print(
         f"{outcome.timed_runs} timed runs{resumed}{ttft_runs} in {elapsed_s:.0f}s → "
         f"{store.directory} "
-        f"(meta.json, runs.jsonl, summary.csv, footprint.csv, throughput.csv, ttft.csv"
-        + (", load.csv)" if tables.load else ")"),
+        f"(meta.json, runs.jsonl, summary.csv, per_engine.csv, footprint.csv, throughput.csv, "
+        "ttft.csv" + (", load.csv)" if tables.load else ")"),
         markup=False,  # the directory is the user's text: "[/x]" in it is no markup
     )
     for line in outcome.messages:

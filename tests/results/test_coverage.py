@@ -106,7 +106,7 @@ def test_the_report_pools_through_these_functions():
         ]
     )
     data = RunData(runs=frame, scenarios=scenarios_from_runs(frame), meta={"config": {"seed": 3}})
-    step, _ = _step_facts(data)
+    step = _step_facts(data).overhead
     direct = pooling.pool(
         [(e, s, r, v * CALLS / CALLS) for e, s, r, v in rows],
         SCENARIOS,

@@ -109,18 +109,18 @@ def test_every_cross_in_the_console_carries_its_reason(tmp_path):
 
 def test_the_console_overhead_per_step_is_the_reports_headline_figure(tmp_path):
     """One label, one number: the console's overhead/step is the report's per-step figure
-    (the geometric mean over the happy paths, ``pooling.per_step_pool``), not a median
+    (the geometric mean over the happy paths, ``bench.results.per_engine``), not a median
     over every scenario."""
     from bench.report.facts import compute_facts
-    from bench.runner.finish import step_overhead
-    from tests.results.folders import SCENARIOS, write_run
+    from tests.results.folders import write_run
 
     run = write_run(tmp_path / "run")
     facts = compute_facts(load_run_dir(run))
     tables = write_tables(RunStore(run), RunConfig.from_dict(config()))
-    steps = step_overhead(tables.folder, SCENARIOS)
+    steps = tables.engines
     for engine in ("raw", "scheduler"):
-        assert steps.figures[engine].estimate.point == facts.step_ms[engine].point
+        step = steps[engine].step_ms
+        assert step is not None and step.point == facts.step_ms[engine].point
     # the scheduler's single_tool is 16x slower than its customer_returns: a median over
     # scenarios and the geometric mean differ, so the test can tell them apart
     console = Console(width=250, record=True)

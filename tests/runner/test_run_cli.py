@@ -141,9 +141,12 @@ def test_quick_run_prints_a_summary_table(quick_run):
 def test_compare_a_run_with_itself_finds_nothing(quick_run, capsys):
     out, _ = quick_run
     assert main(["compare", str(out), str(out)]) == 0
-    text = capsys.readouterr().out
+    text, steps = capsys.readouterr().out.split("\nOverhead per LLM step", 1)
     lines = [line for line in text.splitlines() if "->" in line]
     assert len(lines) == len(ENGINES) * len(SCENARIOS)
+    # then each engine's overhead per step (bench.results.per_engine), the same on both sides
+    assert [line.split(":")[0].strip() for line in steps.splitlines()[1:]] == list(ENGINES)
+    assert all(line.endswith(": no change") for line in steps.splitlines()[1:])
     # --quick: 2 runs of customer_returns per engine, where a Mann-Whitney test can never reach
     # p < 0.05 (and says so); 4 of single_tool, where it can
     verdicts = [line.split(": ", 1)[1].split(" [")[0].split(": ", 1)[1] for line in lines]
