@@ -118,6 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "or local / local:N: N worker processes here, default 2) and merge them into --out "
         "(docs/cluster.md)",
     )
+    parser.add_argument(
+        "--spread-load",
+        action="store_true",
+        help="with --cluster: the load phase after the shards, the mock on the first worker's "
+        "node and the load workers on the others' (docs/cluster.md)",
+    )
     parser.add_argument("--no-throughput", action="store_true", help="skip the throughput phase")
     parser.add_argument(
         "--throughput-engines",
@@ -429,7 +435,11 @@ def _on_cluster(args: argparse.Namespace) -> int:
     if (out / "meta.json").exists() or (out / "shards").exists():
         raise UsageError(f"--out {out}: already holds a run; choose another directory")
     writable_dir(out, "--out")
-    return run_on_cluster(args.cluster, shard_argv(args.argv[1:]), out)
+    if args.spread_load and args.no_load:
+        raise UsageError("--spread-load spreads the load phase; --no-load skips it: pick one")
+    return run_on_cluster(
+        args.cluster, shard_argv(args.argv[1:]), out, spread_load=args.spread_load
+    )
 
 
 def _said(value: object) -> str:
@@ -462,6 +472,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--resume needs --out DIR (the run to continue)")
     if args.cluster is not None:
         return _on_cluster(args)
+    if args.spread_load:
+        raise UsageError(
+            "--spread-load places the load phase on a cluster's nodes: it needs --cluster"
+        )
     run_id = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else Path("reports") / run_id
     if out.exists() and not out.is_dir():

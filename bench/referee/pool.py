@@ -39,20 +39,21 @@ def raise_open_files_limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def shared_socket(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1:``port`` that other processes may bind too."""
+def shared_socket(port: int, host: str = HOST) -> socket.socket:
+    """A listening socket on ``host``:``port`` (127.0.0.1 unless a cluster's load phase puts
+    the mock on a node of its own) that other processes may bind too."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     # without it each response stalls ~40 ms (Nagle meeting the client's delayed ACK)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((HOST, port))
+    sock.bind((host, port))
     sock.listen(4096)
     sock.set_inheritable(True)
     return sock
 
 
-def serve(port: int, scenario_dir: str | None, latency: str) -> None:
+def serve(port: int, scenario_dir: str | None, latency: str, host: str = HOST) -> None:
     """One mock process on the shared port (prints the base URL once listening)."""
     import uvicorn
 
@@ -61,7 +62,7 @@ def serve(port: int, scenario_dir: str | None, latency: str) -> None:
 
     raise_open_files_limit()
     mock = MockLLM(scenario_dir=scenario_dir, latency=LatencyProfile.named(latency), record=False)
-    sock = shared_socket(port)
+    sock = shared_socket(port, host)
     config = uvicorn.Config(
         create_app(mock),
         log_level="warning",
@@ -70,7 +71,7 @@ def serve(port: int, scenario_dir: str | None, latency: str) -> None:
         http="httptools",
         backlog=4096,
     )
-    print(READY_PREFIX + f"http://{HOST}:{sock.getsockname()[1]}/v1", flush=True)
+    print(READY_PREFIX + f"http://{host}:{sock.getsockname()[1]}/v1", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])
 
@@ -94,12 +95,13 @@ class MockPool:
         scenario_dir: str | None = None,
         timeout_s: float = 30.0,
         log_dir: Path | None = None,
+        host: str = HOST,
     ) -> MockPool:
         pool = cls("", [], log_dir=log_dir)
         try:
             port = 0
             for _ in range(max(1, n)):
-                url = pool._spawn(port, latency, scenario_dir, timeout_s)
+                url = pool._spawn(port, latency, scenario_dir, timeout_s, host)
                 port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
                 pool.base_url = url
         except BaseException:
@@ -107,10 +109,14 @@ class MockPool:
             raise
         return pool
 
-    def _spawn(self, port: int, latency: str, scenario_dir: str | None, timeout_s: float) -> str:
+    def _spawn(
+        self, port: int, latency: str, scenario_dir: str | None, timeout_s: float, host: str
+    ) -> str:
         from bench.referee.server import READY_PREFIX
 
         command = [sys.executable, "-m", "bench.referee.pool", "--port", str(port)]
+        if host != HOST:
+            command += ["--host", host]
         command += ["--latency", latency]
         if scenario_dir is not None:
             command += ["--scenario-dir", scenario_dir]
@@ -276,8 +282,9 @@ def _main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--scenario-dir")
     parser.add_argument("--latency", default="realistic")
+    parser.add_argument("--host", default=HOST, help="the address to listen on (127.0.0.1)")
     args = parser.parse_args()
-    serve(args.port, args.scenario_dir, args.latency)
+    serve(args.port, args.scenario_dir, args.latency, args.host)
 
 
 if __name__ == "__main__":

@@ -341,6 +341,20 @@ def _mock_paragraph(data: RunData) -> Paragraph | None:
     )
 
 
+def _placement_text(data: RunData) -> str:
+    """Where a spread load phase ran (``run --cluster --spread-load``; one host: nothing)."""
+    placement = (data.meta or {}).get("load_placement")
+    if not placement:
+        return ""
+    generators = list(placement.get("generators") or [])
+    return (
+        f" Spread over a cluster: the mock on {placement.get('mock')}, the load workers on "
+        f"{', '.join(generators)} (process i on generator i mod {len(generators)}; "
+        f"{placement.get('cores')} cores together): one process is one node's figure, the "
+        "most processes the deployment's."
+    )
+
+
 def _bullets(data: RunData) -> list[Paragraph]:
     levels = list(data.load_levels)
     caps = metrics.capacities(levels)
@@ -386,7 +400,7 @@ def load_phase(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
             f"(× {first.target_ms / first.scripted_ms:.2g}). Each engine runs in "
             + " and ".join(f"{p} process{'es' if p > 1 else ''}" for p in processes)
             + " (independent seeded arrival streams, the same for every engine), the mock "
-            "in processes of its own."
+            "in processes of its own." + _placement_text(data)
         ),
         _capacity_table(levels),
         _sensitivity_table(levels),

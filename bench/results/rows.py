@@ -174,6 +174,10 @@ class LoadRow(Row):
     left_running: int | None = None  # runs that ignored cancellation at the end
     elapsed_s: float | None = None
     pids: tuple[int, ...] = ()
+    # -- a spread load phase (schedbench run --cluster … --spread-load; one host: unset) --------
+    mock_host: str | None = None  # the node the mock pool ran on (also on its ceiling's rows)
+    generator_hosts: tuple[str, ...] = ()  # each process's node, in the order of pids
+    clock_offsets_ms: tuple[float, ...] = ()  # each process's node clock minus the launcher's
     # -- mock: its ceiling ----------------------------------------------------------------
     concurrency: int | None = None
     requests: int | None = None

@@ -178,11 +178,13 @@ def run_on_cluster(
     say: Callable[[str], None] = print,
     client: Any = None,
     command: str = "run",
+    spread_load: bool = False,
 ) -> int:
     """Run the shards of ``argv`` (``schedbench COMMAND`` options, no ``--out``/``--shard``;
     ``run`` or ``decide``) on the cluster at ``address`` (or on ``client``), one per worker;
-    merge them into ``out``. Exit code: 0 complete, 1 a shard incomplete or missing
-    (reported)."""
+    merge them into ``out``. ``spread_load``: the shards run without their load phase, and
+    the merged run's is spread over the nodes (``bench.runner.cluster_load``). Exit code:
+    0 complete, 1 a shard incomplete or missing (reported)."""
     from distributed import as_completed
 
     from bench.results.merge import merge
@@ -198,6 +200,10 @@ def run_on_cluster(
         if not workers:
             raise UsageError(f"--cluster {address}: the cluster has no workers")
         count = len(workers)
+        if spread_load:
+            if count < 2:
+                raise UsageError("--spread-load needs a cluster of 2 workers or more")
+            argv = [*argv, "--no-load"]
         pinned = code_fingerprint(PROJECT_ROOT)
         say(f"cluster {address}: {count} worker(s); shard i/{count} on worker i; code {pinned}")
         futures = {
@@ -232,27 +238,34 @@ def run_on_cluster(
             folders[index] = folder
             state = "complete" if outcome.returncode == 0 else f"exit {outcome.returncode}"
             say(f"shard {index}/{count} from {outcome.host}: {state} → {folder}")
+        if lost:
+            for index, why in sorted(lost.items()):
+                say(
+                    f"missing: shard {index}/{count} ({why}); re-run it with `schedbench "
+                    f"{command} {' '.join(argv)} --shard {index}/{count} --out "
+                    f"{shards_dir}/shard-{index}`, then `schedbench merge {shards_dir}/shard-* "
+                    f"--out {out}`"
+                )
+            return 1
+        merged = merge([folders[i] for i in sorted(folders)], out)
+        say(f"merged {merged.shards} shards from {', '.join(merged.hosts)} → {out}")
+        rc = 0 if merged.complete else 1
+        if spread_load:
+            from bench.runner.cluster_load import spread_load as run_spread_load
+
+            rc = max(rc, run_spread_load(client, workers, merged.directory, say))
+        store = RunStore(merged.directory)
+        write_tables(store, RunConfig.from_dict(store.read_meta()["config"]))
+        return rc
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-    if lost:
-        for index, why in sorted(lost.items()):
-            say(
-                f"missing: shard {index}/{count} ({why}); re-run it with `schedbench {command} "
-                f"{' '.join(argv)} --shard {index}/{count} --out {shards_dir}/shard-{index}`, "
-                f"then `schedbench merge {shards_dir}/shard-* --out {out}`"
-            )
-        return 1
-    merged = merge([folders[i] for i in sorted(folders)], out)
-    store = RunStore(merged.directory)
-    write_tables(store, RunConfig.from_dict(store.read_meta()["config"]))
-    say(f"merged {merged.shards} shards from {', '.join(merged.hosts)} → {out}")
-    return 0 if merged.complete else 1
 
 
 def shard_argv(argv: Sequence[str]) -> list[str]:
-    """``schedbench run`` options without ``--cluster``/``--out`` (and their values)."""
+    """``schedbench run`` options without ``--cluster``/``--out`` (and their values) and
+    ``--spread-load`` (the launcher's)."""
     out: list[str] = []
     skip = False
     for item in argv:
@@ -260,6 +273,8 @@ def shard_argv(argv: Sequence[str]) -> list[str]:
             skip = False
             continue
         name = item.split("=", 1)[0]
+        if name == "--spread-load":
+            continue
         if name in ("--cluster", "--out"):
             skip = "=" not in item
             continue

@@ -41,15 +41,16 @@ from typing import Any
 from bench.engines.base import RunContext
 from bench.engines.raw import RawEngine
 from bench.referee import MockLLM
-from bench.referee.pool import MockPool, busiest, probe, total
+from bench.referee.pool import busiest, total
 from bench.referee.transport import BASE_URL
 from bench.results import metrics, stats
 from bench.results.files import LOAD, LOAD_KEY, dumps_line
 from bench.results.rows import LoadRow, key_of, latest
 from bench.runner.metadata import machine_cores
 from bench.runner.phases.load import plan as loadplan
+from bench.runner.phases.load.nodes import NodeWorker, Placement
 from bench.runner.plan import RunConfig, measured
-from bench.runner.process import SPAWN_TIMEOUT_S, WorkerError, WorkerProcess
+from bench.runner.process import SPAWN_TIMEOUT_S, WorkerError
 from bench.runner.progress import NullProgress, Progress
 from scenarios import load_scenarios
 
@@ -93,14 +94,16 @@ def load_engines(config: RunConfig) -> tuple[str, ...]:
     return loadplan.default_load_engines(measured(config.engines))
 
 
-def load_processes(config: RunConfig) -> tuple[int, ...]:
-    return tuple(config.load_processes or loadplan.default_processes())
+def load_processes(config: RunConfig, cores: int | None = None) -> tuple[int, ...]:
+    """``load_processes``, else 1 and one per core (this machine's, or ``cores``: a spread
+    load phase's generator nodes')."""
+    return tuple(config.load_processes or loadplan.default_processes(cores))
 
 
-def engine_processes(config: RunConfig, engine: str) -> tuple[int, ...]:
+def engine_processes(config: RunConfig, engine: str, cores: int | None = None) -> tuple[int, ...]:
     """The process counts of ``engine``'s sweeps: all of ``load_processes`` when they or the
     engines were given, else one process, and more only for ``default_multi_engines``."""
-    processes = load_processes(config)
+    processes = load_processes(config, cores)
     if config.load_processes is not None or config.load_engines is not None:
         return processes
     if engine in loadplan.default_multi_engines(measured(config.engines)):
@@ -145,28 +148,6 @@ def aggregate(parts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def host_busy_s() -> float:
-    """CPU seconds every process of the machine has used so far (all cores, not idle)."""
-    import psutil
-
-    times = psutil.cpu_times()
-    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
-
-
-def processes_cpu_s(pids: list[int]) -> float:
-    """CPU seconds these processes have used so far (those gone count nothing)."""
-    import psutil
-
-    used = 0.0
-    for pid in pids:
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.Error:
-            continue
-        used += times.user + times.system
-    return used
-
-
 class LoadPhase:
     """Runs the load phase of one RunConfig into the store (see the module docstring)."""
 
@@ -180,8 +161,11 @@ class LoadPhase:
         *,
         python_of: Callable[[str], str | None] | None = None,
         handler_args: list[str] | None = None,
+        placement: Placement | None = None,
     ):
         self.config = config
+        # where the mock and the load workers run (None: all on this host, as always)
+        self.placement = placement
         # engine -> the interpreter of its environment (None: the environment is unavailable)
         self.python_of = python_of
         self.handler_args = handler_args
@@ -191,9 +175,10 @@ class LoadPhase:
         self.scenario_dir = scenario_dir
         self.outcome = LoadOutcome()
         self.engines = load_engines(config)
-        self.processes = load_processes(config)
+        self.processes = load_processes(config, placement.cores if placement else None)
         self.grid = tuple(sorted(set(config.load_rates)))
-        self._pool: MockPool | None = None
+        self._mock_url: str | None = None
+        self._mock_processes = 0
         self._spawns = 0
         self._started = 0.0
         self._done = {
@@ -226,11 +211,25 @@ class LoadPhase:
         self.progress.phase(
             "load", self._estimate_s(), sum(len(self._processes(e)) for e in self.engines), "sweeps"
         )
+        placement = self.placement = self.placement or Placement.local(self.store.logs)
         try:
-            self._pool = MockPool.start(max(self.processes), config.load_latency, self.scenario_dir)
+            self._mock_url, pids = placement.mock.call(
+                "start_pool",
+                max(self.processes),
+                config.load_latency,
+                self.scenario_dir,
+                placement.mock_host,
+            )
+            self._mock_processes = len(pids)
+            placement.compare_clocks()
+            where = ""
+            if placement.spread:
+                where = f" on {placement.mock.host}; load workers on " + ", ".join(
+                    g.host for g in placement.generators
+                )
             self.progress.message(
-                f"load: {len(self._pool.processes)} mock process(es) ({config.load_latency}) at "
-                f"{self._pool.base_url}; target p95 {self.target_ms:,.0f} ms "
+                f"load: {self._mock_processes} mock process(es) ({config.load_latency}) at "
+                f"{self._mock_url}{where}; target p95 {self.target_ms:,.0f} ms "
                 f"(scripted {self.scripted_ms:,.0f} ms × {config.load_target_factor:g})"
             )
             self._probe_mock()
@@ -245,8 +244,7 @@ class LoadPhase:
                     + ", ".join(self.outcome.skipped_engines)
                 )
         finally:
-            if self._pool is not None:
-                self._pool.stop()
+            placement.shutdown()
             self.outcome.elapsed_s = time.monotonic() - self._started
             self.store.sync()
         return self.outcome
@@ -270,14 +268,14 @@ class LoadPhase:
         return total
 
     def _processes(self, engine: str) -> tuple[int, ...]:
-        return engine_processes(self.config, engine)
+        return engine_processes(self.config, engine, self._cores)
 
     # -- the mock's ceiling -------------------------------------------------------------
 
     def _probe_mock(self) -> None:
-        assert self._pool is not None
+        assert self.placement is not None
         config = self.config
-        n = len(self._pool.processes)
+        n = self._mock_processes
 
         def ids(stream: bool) -> dict[str, Any]:
             return {
@@ -296,8 +294,8 @@ class LoadPhase:
         self.progress.describe("the mock's ceiling (a bare client)")
         try:
             requests = raw_requests(config.load_scenario, self.scenario_dir)
-            results = probe(
-                self._pool, requests, concurrency=PROBE_CONCURRENCY, duration_s=config.load_probe_s
+            results = self.placement.mock.call(
+                "probe_pool", requests, PROBE_CONCURRENCY, config.load_probe_s
             )
         except Exception as exc:
             self.progress.message(f"load: the mock probe failed: {exc}")
@@ -320,6 +318,7 @@ class LoadPhase:
                     "failed": result.errors,
                     "elapsed_s": result.elapsed_s,
                     "mock_processes": n,
+                    **self._where(),
                     "ended_at": time.time(),
                 },
             )
@@ -335,28 +334,25 @@ class LoadPhase:
             raise WorkerError(f"{engine}'s environment is unavailable")
         return python
 
-    def _spawn(self, engine: str, count: int) -> list[Any]:
-        """``count`` fresh workers of ``engine`` on the load mock, prepared and warmed up."""
-        assert self._pool is not None
-        self.store.logs.mkdir(parents=True, exist_ok=True)
-        workers = []
-        for _ in range(count):
-            self._spawns += 1
-            log = self.store.logs / f"{engine}.load.{self._spawns}.log"
-            workers.append(
-                WorkerProcess(
-                    engine,
-                    -1,
-                    log,
-                    scenario_dir=self.scenario_dir,
-                    transport="loopback",
-                    base_urls={self.config.load_latency: self._pool.base_url},
-                    reference=None,
-                    handler_args=self.handler_args,
-                    python=self._python(engine),
-                )
-            )
+    def _spawn(self, engine: str, count: int, first: int = 0) -> list[Any]:
+        """``count`` fresh workers of ``engine`` on the load mock, prepared and warmed up:
+        processes ``first`` … of the level, each on its generator node."""
+        assert self.placement is not None and self._mock_url is not None
+        workers: list[Any] = []
+        options = {
+            "scenario_dir": self.scenario_dir,
+            "transport": "loopback",
+            "base_urls": {self.config.load_latency: self._mock_url},
+            "reference": None,
+            "handler_args": self.handler_args,
+            "python": self._python(engine),
+        }
         try:
+            for process in range(first, first + count):
+                self._spawns += 1
+                _index, node = self.placement.generator(process)
+                pid = node.call("spawn", engine, f"{engine}.load.{self._spawns}.log", options)
+                workers.append(NodeWorker(node, pid))
             for worker in workers:
                 message = worker.receive(SPAWN_TIMEOUT_S)
                 if message.get("type") != "ready":
@@ -388,7 +384,7 @@ class LoadPhase:
         def measure(rate: float, processes: int, trial: int = 0) -> metrics.LoadLevel | None:
             if len(workers) < processes:
                 try:
-                    workers.extend(self._spawn(engine, processes - len(workers)))
+                    workers.extend(self._spawn(engine, processes - len(workers), len(workers)))
                 except WorkerError as exc:
                     self._lost(engine, processes, rate, f"workers could not start: {exc}")
                     return None
@@ -463,7 +459,7 @@ class LoadPhase:
         if processes > 1 and one_process:
             lo, _hi = loadplan.bracket(one_process)
             if lo is not None:
-                prior = lo * min(processes, machine_cores())
+                prior = lo * min(processes, self._cores)
 
         def trial(step: loadplan.Step) -> loadplan.Trial | None:
             judged = measure(step.rate, processes, 1 if step.confirm else 0)
@@ -475,7 +471,7 @@ class LoadPhase:
             # CPU per run is compared at the common rate in one process; more processes
             # start at the one-process capacity × their count instead (the phase's budget)
             common=None if prior is not None else loadplan.COMMON_RATE,
-            cores=float(min(processes, machine_cores())),
+            cores=float(min(processes, self._cores)),
             confirm=processes == 1,
             resolution=loadplan.RESOLUTION if processes == 1 else loadplan.MULTI_RESOLUTION,
             max_levels=loadplan.SEARCH_MAX_LEVELS if processes == 1 else loadplan.MULTI_MAX_LEVELS,
@@ -528,23 +524,29 @@ class LoadPhase:
         self, engine: str, processes: int, rate: float, workers: list[Any], trial: int = 0
     ) -> metrics.LoadLevel | None:
         """One level into load.jsonl, judged (None: lost to a worker crash)."""
-        assert self._pool is not None
+        placement = self.placement
+        assert placement is not None
         level = self._level(rate, processes, trial)
         ids = self._ids(engine, processes, rate)
         again = " (confirming)" if trial else ""
         self.progress.describe(f"{engine} · {processes} process(es) · {rate:g} runs/s{again}")
-        start_at = time.time() + 0.3
-        pids = [w.pid for w in workers]
-        cpu_before, wall, host_before = self._pool.cpu_s(), time.monotonic(), host_busy_s()
-        engines_before = processes_cpu_s(pids)
+        # one start time for every process, in each node's own clock
+        start_at = time.time() + placement.lead_s
+        nodes = [placement.generator(i) for i in range(processes)]
+        hosts = placement.hosts()
+        cpu_before, wall = placement.mock.call("pool_cpu_s"), time.monotonic()
+        host_before = sum(h.call("busy_s") for h in hosts)
+        engines_before = self._engines_cpu_s(workers)
         try:
-            for worker, schedule in zip(workers, level.schedules, strict=True):
+            for worker, schedule, (index, _node) in zip(
+                workers, level.schedules, nodes, strict=True
+            ):
                 worker.send(
                     {
                         "op": "load",
                         "scenario": self.config.load_scenario,
                         "latency": self.config.load_latency,
-                        "start_at": start_at,
+                        "start_at": start_at + placement.clock_offsets_s.get(index, 0.0),
                         "schedule": loadplan.schedule_dict(schedule),
                     }
                 )
@@ -561,7 +563,9 @@ class LoadPhase:
             for worker in workers:
                 worker.kill()
             return None
-        elapsed, cpu_after = time.monotonic() - wall, self._pool.cpu_s()
+        elapsed, cpu_after = time.monotonic() - wall, placement.mock.call("pool_cpu_s")
+        host_after = sum(h.call("busy_s") for h in hosts)
+        engines_after = self._engines_cpu_s(workers)
         self.progress.advance(level.est_s, 0)
         row = {
             **ids,
@@ -573,11 +577,12 @@ class LoadPhase:
             "ramp_s": level.ramp_s,
             "window_s": level.window_s,
             "timeout_s": level.timeout_s,
-            "mock_processes": len(self._pool.processes),
+            "mock_processes": self._mock_processes,
             "mock_cpu_per_s": busiest(cpu_before, cpu_after, elapsed),
             "mock_cpu_total_per_s": total(cpu_before, cpu_after, elapsed),
-            "host_cpu_per_s": (host_busy_s() - host_before) / elapsed,
-            "engine_cpu_total_per_s": (processes_cpu_s(pids) - engines_before) / elapsed,
+            "host_cpu_per_s": (host_after - host_before) / elapsed,
+            "engine_cpu_total_per_s": (engines_after - engines_before) / elapsed,
+            **self._where(processes),
             "ended_at": time.time(),
         }
         self.store.append(LOAD, row)
@@ -592,6 +597,34 @@ class LoadPhase:
             f"{judged.errors + judged.timeouts} bad of {judged.scheduled}: {verdict}"
         )
         return judged
+
+    @property
+    def _cores(self) -> int:
+        """The cores the load workers share: this machine's, or the generator nodes'."""
+        return self.placement.cores if self.placement is not None else machine_cores()
+
+    def _engines_cpu_s(self, workers: list[NodeWorker]) -> float:
+        """The load workers' CPU seconds so far, read on each one's node."""
+        by_node: dict[int, tuple[Any, list[int]]] = {}
+        for worker in workers:
+            by_node.setdefault(id(worker.node), (worker.node, []))[1].append(worker.pid)
+        return sum(float(node.call("cpu_s", pids)) for node, pids in by_node.values())
+
+    def _where(self, processes: int | None = None) -> dict[str, Any]:
+        """A spread load phase's placement, for its rows (one host: nothing)."""
+        placement = self.placement
+        if placement is None or not placement.spread:
+            return {}
+        if processes is None:
+            return {"mock_host": placement.mock.host}
+        nodes = [placement.generator(i) for i in range(processes)]
+        return {
+            "mock_host": placement.mock.host,
+            "generator_hosts": [node.host for _, node in nodes],
+            "clock_offsets_ms": [
+                round(placement.clock_offsets_s.get(index, 0.0) * 1000, 3) for index, _ in nodes
+            ],
+        }
 
     def _lost(self, engine: str, processes: int, rate: float, reason: str) -> None:
         self.store.append(

@@ -1,0 +1,151 @@
+"""The load phase spread over the nodes of a real Dask cluster on loopback: the mock pool on
+one worker's node, the load workers on the others', each level's processes split over the
+generator nodes, and ``run --cluster --spread-load`` writing it into the merged run."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from distributed import Client, LocalCluster
+
+from bench.results.files import LOAD
+from bench.results.store import RunStore
+from bench.runner.phases.load.nodes import on_cluster
+from bench.runner.phases.load.phase import LoadPhase
+from bench.runner.plan import RunConfig
+from scenarios import load_scenarios
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow, pytest.mark.subprocess]
+
+
+def quick_load_config(**changes) -> RunConfig:
+    values = {
+        **RunConfig.quick_defaults(),
+        "engines": ("raw",),
+        "scenarios": ("customer_returns",),
+        "load_engines": ("raw",),
+        "load_rates": (10.0,),
+        "load_start_rate": 10.0,
+        "load_processes": (1, 2),
+        **changes,
+    }
+    return RunConfig(**values)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with (
+        LocalCluster(
+            n_workers=3,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            worker_dashboard_address=None,
+        ) as local,
+        Client(local) as client,
+    ):
+        yield client
+
+
+def test_the_mock_runs_on_one_node_and_each_level_on_the_generator_nodes(cluster, tmp_path):
+    workers = sorted(cluster.scheduler_info()["workers"])
+    placement = on_cluster(cluster, workers[0], workers[1:])
+    assert placement.spread and placement.mock_host == "127.0.0.1"
+    store = RunStore(tmp_path / "run")
+    store.create()
+    config = quick_load_config()
+    outcome = LoadPhase(
+        config, load_scenarios(None), store, placement=placement, scenario_dir=None
+    ).run()
+    assert outcome.crashed_levels == 0 and outcome.levels == 2, outcome
+    rows = [json.loads(line) for line in store.path(LOAD).read_text().splitlines()]
+
+    # every process ran where the placement put it: the pids a level's workers reported are
+    # processes started by that node's actor (its Dask worker process), the mock's by the first
+    mock_pids = set(placement.mock.call("started"))
+    started = [set(node.call("started")) for node in placement.generators]
+    assert not mock_pids & (started[0] | started[1])
+    mock_rows = [r for r in rows if r["kind"] == "mock"]
+    assert len(mock_rows) == 2 and all(r["mock_host"] == placement.mock.host for r in mock_rows)
+    levels = {r["processes"]: r for r in rows if r["kind"] == "level"}
+    assert set(levels) == {1, 2}
+    one, two = levels[1], levels[2]
+    assert set(one["pids"]) <= started[0]
+    assert one["generator_hosts"] == [placement.generators[0].host]
+    # two processes: one on each generator node, from one start time read in its node's clock
+    first, second = two["pids"]
+    assert first in started[0] and second in started[1]
+    assert two["generator_hosts"] == [g.host for g in placement.generators]
+    assert len(two["clock_offsets_ms"]) == 2 and all(map(math.isfinite, two["clock_offsets_ms"]))
+    for row in (one, two):
+        assert row["mock_host"] == placement.mock.host
+        assert row["ok"] > 0 and row["failed"] == 0 and row["wrong"] == 0
+        assert row["scheduled"] == row["ok"] + row["timeouts"] + row["cut"] + row["not_run"]
+    # the deployment's cores: the generator nodes' (one machine here: counted once)
+    assert placement.cores == placement.generators[0].cores
+
+
+def test_a_spread_load_needs_two_nodes_and_distinct_roles(cluster):
+    workers = sorted(cluster.scheduler_info()["workers"])
+    with pytest.raises(ValueError, match="at least one generator"):
+        on_cluster(cluster, workers[0], [])
+    with pytest.raises(ValueError, match="both the mock's node and a generator"):
+        on_cluster(cluster, workers[0], workers[:2])
+
+
+def schedbench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_run_on_a_cluster_with_spread_load_writes_the_load_phase_into_the_merged_run(tmp_path):
+    out = tmp_path / "merged"
+    done = schedbench(
+        "run", "--cluster", "local:3", "--spread-load", "--quick", "--engines", "raw",
+        "--scenarios", "customer_returns,single_tool,parallel_tool_calls", "--no-ttft",
+        "--no-throughput",
+        "--no-footprint", "--load-rates", "10", "--load-processes", "1,2", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert "load phase spread: the mock on" in done.stdout
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["config"]["load"] is True and meta["outcome"]["load_levels"] == 2
+    placement = meta["load_placement"]
+    assert len(placement["generators"]) == 2 and placement["mock"] not in placement["generators"]
+    # no shard ran a load phase of its own: every level is the spread one
+    for shard in sorted((out / "shards").iterdir()):
+        assert not (shard / "load.jsonl").exists() or not (shard / "load.jsonl").read_text()
+    levels = [json.loads(x) for x in (out / "load.jsonl").read_text().splitlines()]
+    levels = [r for r in levels if r["kind"] == "level"]
+    assert sorted(r["processes"] for r in levels) == [1, 2]
+    assert all(r["mock_host"] == placement["mock"] for r in levels)
+    assert (out / "load.csv").read_text().count("\n") == 3  # header and two levels
+
+
+def test_spread_load_without_a_cluster_or_with_no_load_is_refused(tmp_path):
+    done = schedbench("run", "--spread-load", "--quick", "--out", str(tmp_path / "a"))
+    assert done.returncode == 2 and "it needs --cluster" in done.stderr
+    done = schedbench(
+        "run", "--cluster", "local", "--spread-load", "--no-load", "--out", str(tmp_path / "b")
+    )
+    assert done.returncode == 2 and "pick one" in done.stderr
+
+
+def test_the_report_says_where_a_spread_load_phase_ran():
+    from types import SimpleNamespace
+
+    from bench.report.load_section import _placement_text
+
+    assert _placement_text(SimpleNamespace(meta={})) == ""
+    placement = {"mock": "a[tcp://1]", "generators": ["b[tcp://2]", "c[tcp://3]"], "cores": 16}
+    text = _placement_text(SimpleNamespace(meta={"load_placement": placement}))
+    assert "the mock on a[tcp://1]" in text and "b[tcp://2], c[tcp://3]" in text
+    assert "16 cores together" in text
