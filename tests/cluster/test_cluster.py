@@ -53,16 +53,31 @@ def one_host(tmp_path_factory) -> Path:
 
 
 def test_a_run_on_a_local_cluster_is_the_one_host_run(one_host, tmp_path):
+    """Three shards have the one-host run's outcomes; with ``--spread-load`` the merged run's
+    load phase is the launcher's, across the nodes (tests/cluster/test_spread_load.py tests
+    the placement itself)."""
     out = tmp_path / "merged"
-    done = schedbench("run", "--cluster", "local", *OPTIONS, "--out", str(out))
+    spread = [o for o in OPTIONS if o != "--no-load"]
+    spread += ["--spread-load", "--load-engines", "raw", "--load-rates", "10"]
+    spread += ["--load-processes", "1,2"]
+    done = schedbench("run", "--cluster", "local:3", *spread, "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     meta = json.loads((out / "meta.json").read_text())
-    assert [s["index"] for s in meta["shards"]] == [1, 2]
-    assert sorted((out / "shards").iterdir()) == [
-        out / "shards" / "shard-1",
-        out / "shards" / "shard-2",
-    ]
+    assert [s["index"] for s in meta["shards"]] == [1, 2, 3]
+    assert sorted((out / "shards").iterdir()) == [out / "shards" / f"shard-{i}" for i in (1, 2, 3)]
     assert outcomes(out) == outcomes(one_host)
+
+    assert "load phase spread: the mock on" in done.stdout
+    assert meta["config"]["load"] is True and meta["outcome"]["load_levels"] == 2
+    placement = meta["load_placement"]
+    assert len(placement["generators"]) == 2 and placement["mock"] not in placement["generators"]
+    for shard in (out / "shards").iterdir():  # no shard ran a load phase of its own
+        assert not (shard / "load.jsonl").exists() or not (shard / "load.jsonl").read_text()
+    rows = [json.loads(x) for x in (out / "load.jsonl").read_text().splitlines()]
+    levels = [r for r in rows if r["kind"] == "level"]
+    assert sorted(r["processes"] for r in levels) == [1, 2]
+    assert all(r["mock_host"] == placement["mock"] for r in levels)
+    assert (out / "load.csv").read_text().count("\n") == 3  # the header and two levels
 
 
 def test_the_shard_options_leave_out_cluster_and_out():

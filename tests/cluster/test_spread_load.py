@@ -1,6 +1,6 @@
 """The load phase spread over the nodes of a real Dask cluster on loopback: the mock pool on
 one worker's node, the load workers on the others', each level's processes split over the
-generator nodes, and ``run --cluster --spread-load`` writing it into the merged run."""
+generator nodes (``run --cluster --spread-load`` end to end: tests/cluster/test_cluster.py)."""
 
 from __future__ import annotations
 
@@ -104,30 +104,6 @@ def schedbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True, cwd=ROOT
     )
-
-
-def test_run_on_a_cluster_with_spread_load_writes_the_load_phase_into_the_merged_run(tmp_path):
-    out = tmp_path / "merged"
-    done = schedbench(
-        "run", "--cluster", "local:3", "--spread-load", "--quick", "--engines", "raw",
-        "--scenarios", "customer_returns,single_tool,parallel_tool_calls", "--no-ttft",
-        "--no-throughput",
-        "--no-footprint", "--load-rates", "10", "--load-processes", "1,2", "--out", str(out),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    assert "load phase spread: the mock on" in done.stdout
-    meta = json.loads((out / "meta.json").read_text())
-    assert meta["config"]["load"] is True and meta["outcome"]["load_levels"] == 2
-    placement = meta["load_placement"]
-    assert len(placement["generators"]) == 2 and placement["mock"] not in placement["generators"]
-    # no shard ran a load phase of its own: every level is the spread one
-    for shard in sorted((out / "shards").iterdir()):
-        assert not (shard / "load.jsonl").exists() or not (shard / "load.jsonl").read_text()
-    levels = [json.loads(x) for x in (out / "load.jsonl").read_text().splitlines()]
-    levels = [r for r in levels if r["kind"] == "level"]
-    assert sorted(r["processes"] for r in levels) == [1, 2]
-    assert all(r["mock_host"] == placement["mock"] for r in levels)
-    assert (out / "load.csv").read_text().count("\n") == 3  # header and two levels
 
 
 def test_spread_load_without_a_cluster_or_with_no_load_is_refused(tmp_path):
