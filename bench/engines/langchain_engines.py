@@ -287,7 +287,9 @@ class AgentExecutorEngine(_ExecutorEngine):
     name = "lc-agentexecutor"
     stream_runnable = True
 
-    def build(self, llm, tools, scenario, settings, history):
+    def build(
+        self, llm: Any, tools: list[Any], scenario: Any, settings: Any, history: list[Any]
+    ) -> Built:
         executor = lcb.build_tool_calling_executor(
             llm,
             lcb.structured_tools(tools),
@@ -307,7 +309,9 @@ class ReactEngine(_ExecutorEngine):
     name = "lc-react"
     react = True
 
-    def build(self, llm, tools, scenario, settings, history):
+    def build(
+        self, llm: Any, tools: list[Any], scenario: Any, settings: Any, history: list[Any]
+    ) -> Built:
         executor = lcb.build_react_executor(
             llm,
             lcb.react_tools(tools),
@@ -357,7 +361,9 @@ class CreateAgentEngine(_LangChainEngine):
     # the token stream, and the final state after every step (the last one is the answer)
     stream_modes: tuple[str, ...] = ("messages", "values")
 
-    def build(self, llm, tools, scenario, settings, history):
+    def build(
+        self, llm: Any, tools: list[Any], scenario: Any, settings: Any, history: list[Any]
+    ) -> Built:
         agent = lcb.build_create_agent(llm, lcb.structured_tools(tools), scenario.system_prompt)
         return Built(
             agent,
@@ -420,7 +426,9 @@ class CreateAgentProdEngine(CreateAgentEngine):
     custom = True  # False: the built-ins alone
     stream_modes: tuple[str, ...] = ("messages", "updates", "values")  # updates: interrupts
 
-    def build(self, llm, tools, scenario, settings, history):
+    def build(
+        self, llm: Any, tools: list[Any], scenario: Any, settings: Any, history: list[Any]
+    ) -> Built:
         tools = lcb.validated_tools(tools)
         prompt = scenario.system_prompt
         custom = lcb.make_custom_middleware(settings, tools, prompt) if self.custom else []
@@ -502,7 +510,9 @@ class AgentExecutorProdEngine(_ExecutorEngine):
     name = "lc-agentexecutor-prod"
     custom = True  # False: the executor's own options alone
 
-    def build(self, llm, tools, scenario, settings, history):
+    def build(
+        self, llm: Any, tools: list[Any], scenario: Any, settings: Any, history: list[Any]
+    ) -> Built:
         guards = None
         if self.custom:
             confirm = [tool.name for tool in scenario.tools if tool.require_confirmation]

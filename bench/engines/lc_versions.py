@@ -101,7 +101,10 @@ def chat_model_without_stream_usage() -> None:
 
     import langchain_baseline.common as common
 
-    def make_chat_model(*, model, base_url, settings, api_key="sk-schedbench-mock", **client):
+    def make_chat_model(
+        *, model: str, base_url: str, settings: Any, api_key: Any = "sk-schedbench-mock",
+        **client: Any,
+    ) -> Any:  # fmt: skip
         return ChatOpenAI(
             model=model,
             base_url=base_url,

@@ -93,7 +93,9 @@ def agent_config(scenario: Any, production: bool) -> AgentConfig:
 
 def scripted_approver(tools: list[Any]) -> Any:
     """The approver a service writes: here it answers with each tool's scripted approval."""
-    approvals = {tool.name: tool.definition.approval == "approve" for tool in tools}
+    approvals: dict[str, bool] = {
+        tool.name: tool.definition.approval == "approve" for tool in tools
+    }
 
     def approve(call: Any, **_: Any) -> bool:
         return approvals[call.name]

@@ -51,7 +51,9 @@ async def _exchange(
     return status
 
 
-async def hammer(base_url: str, bodies: list[bytes], concurrency: int, duration_s: float) -> dict:
+async def hammer(
+    base_url: str, bodies: list[bytes], concurrency: int, duration_s: float
+) -> dict[str, Any]:
     """``concurrency`` kept-alive connections, each posting the bodies in turn, back to back.
 
     A bare asyncio HTTP/1.1 client (a few lines, ~50 µs a request): an ordinary client

@@ -149,7 +149,8 @@ class LatencyProfile:
                 f"unknown latency profile {name!r}; choose one of {sorted(PROFILE_NAMES)} "
                 f"or a spec like '{CUSTOM_PREFIX}ttft:1000,tps:50,jitter:0.2'"
             )
-        return getattr(cls, name)()  # each name is a constructor above
+        profile: LatencyProfile = getattr(cls, name)()  # each name is a constructor above
+        return profile
 
     @property
     def is_zero(self) -> bool:

@@ -83,7 +83,7 @@ class MockPool:
     that makes uvicorn log (clients hanging up mid-reply) and then freezes the server."""
 
     base_url: str
-    processes: list[subprocess.Popen]
+    processes: list[subprocess.Popen[str]]
     logs: list[IO[bytes]] = field(default_factory=list)
     log_dir: Path | None = None
 

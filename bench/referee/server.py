@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,7 +126,7 @@ def create_app(mock: MockLLM, *, max_body_bytes: int = MAX_BODY_BYTES) -> Starle
             if reply.chunks is None and not reply.broken:
                 return Response(reply.body, status_code=reply.status, headers=reply.headers)
 
-            async def pieces():
+            async def pieces() -> AsyncIterator[bytes]:
                 paced, loop = reply.paced, asyncio.get_running_loop()
                 start = loop.time()
                 for offset, piece in reply.deliveries():
@@ -299,7 +299,7 @@ class ServerProcess:
     nobody reads would fill up and freeze the server)."""
 
     base_url: str
-    process: subprocess.Popen
+    process: subprocess.Popen[str]
     log: Path | None = None
 
     def stop(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from typing import Any
 
@@ -104,7 +105,7 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             self._reply, self._request = reply, request
             self._read = False
 
-        async def __aiter__(self):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
             if self._read:
                 return  # EOF: the body was already read
             self._read = True
@@ -135,7 +136,7 @@ def transport_classes(lib_name: str = "httpx") -> tuple[type, type]:
             self._reply, self._request = reply, request
             self._read = False
 
-        def __iter__(self):
+        def __iter__(self) -> Iterator[bytes]:
             if self._read:
                 return  # EOF: the body was already read
             self._read = True

@@ -146,7 +146,7 @@ def current_log() -> RunLog:
 _ORDINAL: contextvars.ContextVar[int] = contextvars.ContextVar("schedbench_run_ordinal", default=0)
 
 
-def start_log() -> tuple[RunLog, contextvars.Token]:
+def start_log() -> tuple[RunLog, contextvars.Token[RunLog | None]]:
     """Open a fresh log for the current context; pass the token to ``end_log``."""
     log = RunLog(ordinal=_ORDINAL.get())
     return log, _CURRENT.set(log)
@@ -159,7 +159,7 @@ def set_ordinal(ordinal: int) -> None:
     _ORDINAL.set(ordinal)
 
 
-def end_log(token: contextvars.Token) -> None:
+def end_log(token: contextvars.Token[RunLog | None]) -> None:
     """Close the log opened by ``start_log`` (waits after this are not the run's)."""
     log = _CURRENT.get()
     if log is not None:

@@ -73,18 +73,18 @@ def reply_ttft_s(reply: Any, protocol: str | None) -> float | None:
     a schedule); a non-streamed one arrives whole after ``delay_s``.
     """
     if reply.chunks is None:
-        return reply.delay_s
+        return float(reply.delay_s)
     index = first_answer_chunk(reply.chunks, protocol)
     if index is None:
         return None
-    return reply.delay_s + reply.offset_s(index)
+    return float(reply.delay_s + reply.offset_s(index))
 
 
 def reply_total_s(reply: Any) -> float:
     """Seconds from sending a request to the last byte of the mock's reply."""
     if reply.chunks:
-        return reply.delay_s + reply.offset_s(len(reply.chunks) - 1)
-    return reply.delay_s
+        return float(reply.delay_s + reply.offset_s(len(reply.chunks) - 1))
+    return float(reply.delay_s)
 
 
 def scripted_times_s(scenario: Any, profile: Any) -> tuple[float | None, float]:

@@ -92,7 +92,7 @@ def probe_stack(
         }
     if done.returncode != 0:
         return {"status": "error", "stack": modules, "error": done.stderr.strip()[-2000:]}
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     result["status"] = "ok"
     result["stack"] = modules
     return result

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bench.errors import WorkerError
 from bench.referee.pool import HOST, MockPool, ProbeResult, probe
 from bench.runner.metadata import machine_cores
-from bench.runner.process import WorkerError, WorkerProcess
+from bench.runner.process import WorkerProcess
 
 LOCAL_LEAD_S = 0.3  # a level's processes start this long after the command is sent
 REMOTE_LEAD_S = 1.0  # ... and across nodes, where each send is a network round trip
@@ -37,7 +38,7 @@ def host_busy_s() -> float:
     import psutil
 
     times = psutil.cpu_times()
-    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
 
 
 def processes_cpu_s(pids: Sequence[int]) -> float:

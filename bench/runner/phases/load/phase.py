@@ -40,6 +40,7 @@ from typing import Any
 
 from bench.engines.base import RunContext
 from bench.engines.raw import RawEngine
+from bench.errors import WorkerError
 from bench.referee import MockLLM
 from bench.referee.pool import busiest, total
 from bench.referee.transport import BASE_URL
@@ -50,7 +51,7 @@ from bench.runner.metadata import machine_cores
 from bench.runner.phases.load import plan as loadplan
 from bench.runner.phases.load.nodes import NodeWorker, Placement
 from bench.runner.plan import RunConfig, measured
-from bench.runner.process import SPAWN_TIMEOUT_S, WorkerError
+from bench.runner.process import SPAWN_TIMEOUT_S
 from bench.runner.progress import NullProgress, Progress
 from scenarios import load_scenarios
 
