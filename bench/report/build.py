@@ -17,7 +17,13 @@ from bench.report.catalogue import catalogue_section
 from bench.report.document import Block, Document, Figure, Note, Section, to_html, to_markdown
 from bench.report.facts import Facts, compute_facts
 from bench.report.frames import RunData
-from bench.report.rules import Claim, Rating, claims_ledger, decision_matrix
+from bench.report.rules import (
+    Claim,
+    Rating,
+    claims_ledger,
+    decision_matrix,
+    frameworks_matrix,
+)
 from bench.report.versions_section import versions_section
 from bench.report.write import real_dir, replace_file
 
@@ -101,9 +107,11 @@ def build_document(
     facts = compute_facts(data)
     matrix = decision_matrix(facts)
     ledger = claims_ledger(facts)
+    everyone = sections.frameworks_matrix(facts, frameworks_matrix(facts))
     body: list[Section] = [
         sections.executive_summary(data, facts, matrix, ledger),
         sections.decision_matrix(matrix),
+        *([everyone] if everyone is not None else []),
         sections.claims_ledger(ledger),
         sections.when_to_choose(data, facts, slots),
         sections.performance(data, slots),

@@ -125,6 +125,18 @@ def _side(family: str, engines: set[str]) -> Side | None:
     return Side(family, label, pick("default"), production, builtins)
 
 
+SIDE_ROLES = ("self-built", "framework")  # registry roles that make a side (not the floor)
+
+
+def sides_of(engines: set[str]) -> tuple[Side, ...]:
+    """A side for every family of a judged role with an engine among ``engines``: the
+    self-built scheduler first, LangChain next, then the peer frameworks in registry order."""
+    families = dict.fromkeys(s.family for s in REGISTRY.values() if s.role in SIDE_ROLES)
+    first = [f for f in ("scheduler", "langchain") if f in families]
+    ordered = first + [f for f in families if f not in first]
+    return tuple(side for f in ordered if (side := _side(f, engines)) is not None)
+
+
 @dataclass(frozen=True)
 class ProviderSwitch:
     """One engine switched from OpenAI to another provider (``schedbench multimodel``)."""
@@ -146,8 +158,8 @@ class Facts:
     """The judged numbers of one run (see the module docstring)."""
 
     engines: tuple[str, ...]
-    self_built: Side | None
-    langchain: Side | None
+    # every judged side of the run (``sides_of``): ours, LangChain, then each peer framework
+    sides: tuple[Side, ...] = ()
     step_ms: dict[str, Estimate] = field(default_factory=dict)
     step_cpu_ms: dict[str, Estimate] = field(default_factory=dict)
     step_spread: dict[str, stats.Spread] = field(default_factory=dict)
@@ -198,7 +210,20 @@ class Facts:
     yardstick_end_ms: float | None = None
     notes: tuple[str, ...] = ()
 
-    def sides(self) -> list[Side]:
+    def side(self, family: str) -> Side | None:
+        """The side of a registry family (``scheduler``, ``langchain``, ``pydantic-ai``, …)."""
+        return next((s for s in self.sides if s.family == family), None)
+
+    @property
+    def self_built(self) -> Side | None:
+        return self.side("scheduler")
+
+    @property
+    def langchain(self) -> Side | None:
+        return self.side("langchain")
+
+    def judged(self) -> list[Side]:
+        """The article's two sides, as the claims and the decision matrix judge them."""
         return [s for s in (self.self_built, self.langchain) if s is not None]
 
     def loaded_cores(self, engines: Sequence[str]) -> tuple[float, dict[str, Estimate]] | None:
@@ -513,8 +538,7 @@ def compute_facts(data: RunData) -> Facts:
         )
     return Facts(
         engines=engines,
-        self_built=_side("scheduler", present),
-        langchain=_side("langchain", present),
+        sides=sides_of(present),
         step_ms=step_pool.estimates(),
         step_cpu_ms=cpu_pool.estimates(),
         step_spread={e: f.spread for e, f in step_pool.figures.items()},

@@ -367,6 +367,53 @@ def decision_matrix(matrix: Sequence[Rating]) -> Section:
     )
 
 
+def frameworks_matrix(facts: Facts, matrix: Sequence[Rating]) -> Section | None:
+    """Every side of the run on the dimensions whose rules rate any number of sides
+    (``rules.frameworks_matrix``): ours, LangChain and each peer framework."""
+    if not matrix:
+        return None
+    sides = list(facts.sides)
+    header = []
+    for side in sides:
+        engine = side.production or side.default
+        spec = REGISTRY.get(engine or "")
+        streams = " (streams)" if spec is not None and spec.streams else ""
+        header.append(f"{side.label}: {engine}{streams}")
+    rows: list[tuple[str | Cell, ...]] = [
+        (
+            r.dimension,
+            *(Cell(stars_text(r.of(side.label)), "stars") for side in sides),
+            r.basis,
+        )
+        for r in matrix
+    ]
+    table = Table(
+        ("dimension", *header, "measured numbers"),
+        tuple(rows),
+        caption="Each side on its production configuration (its default where it has none), "
+        "by the decision matrix's rules; debuggability's noise penalty compares a side with "
+        "the least noisy of the others. '(streams)': that engine streams its replies, which "
+        "costs CPU per step; the like-for-like pairs are in the performance tables. "
+        "Performance takes its cores from the zero-latency suite for every side (a lower "
+        "bound: the load phase measures only the headline pair), so a star here can differ "
+        "from the decision matrix's.",
+        css="frameworks-matrix",
+    )
+    return Section(
+        "Every framework on the same rules",
+        "frameworks-matrix",
+        (
+            P(
+                f"The {len(sides)} sides of this run — ours, LangChain and each peer framework — "
+                "on the matrix dimensions whose rules rate any number of sides alike. "
+                "Development speed and flexibility are pairwise (LangChain's programs and "
+                "catalogue cells against ours) and stay in the decision matrix."
+            ),
+            table,
+        ),
+    )
+
+
 def claims_ledger(ledger: Sequence[Claim]) -> Section:
     rows = tuple(
         (

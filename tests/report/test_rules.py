@@ -241,7 +241,7 @@ def test_the_callback_claim_needs_the_probe_and_follows_its_share() -> None:
 
 
 def test_nothing_measured_means_not_measured() -> None:
-    facts = Facts(engines=(), self_built=None, langchain=None)
+    facts = Facts(engines=())
     assert {c.verdict for c in rules.claims_ledger(facts)} == {"not measured"}
     matrix = rules.decision_matrix(facts)
     assert [r.stars for r in matrix] == [()] * 8

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.engines.registry import REGISTRY
@@ -43,11 +44,16 @@ ARTICLE_MATRIX: dict[str, tuple[int, int]] = {
 RATED = "the production configuration of each side"
 
 
-def _sides(f: Facts) -> list[Side]:
-    return f.sides()
+def _sides(f: Facts, sides: Sequence[Side] | None) -> Sequence[Side]:
+    """The sides rated: the article's two (``Facts.judged``), or those given."""
+    return f.judged() if sides is None else sides
 
 
-def rate_performance(f: Facts) -> Rating:
+def rate_performance(
+    f: Facts, sides: Sequence[Side] | None = None, *, under_load: bool = True
+) -> Rating:
+    """``under_load``: the cores from the load phase when it measured every rated engine
+    (else, and with False, the zero-latency suite's for all of them: one basis per table)."""
     rule = (
         "what the user pays, production configurations: the framework's share of a step with a "
         f"{fmt.ms(REFERENCE_LLM_LATENCY_MS, seconds_from=1000)} LLM call (≤0.1 % ★★★★★, "
@@ -57,8 +63,8 @@ def rate_performance(f: Facts) -> Rating:
         "rate all of them sustained), the figure the summary quotes; without a load phase, "
         "the zero-latency suite's, a lower bound (no HTTP, no concurrency)"
     )
-    engines = {side.label: side.production or side.default for side in _sides(f)}
-    loaded = f.loaded_cores([e for e in engines.values() if e])
+    engines = {side.label: side.production or side.default for side in _sides(f, sides)}
+    loaded = f.loaded_cores([e for e in engines.values() if e]) if under_load else None
     stars: list[tuple[str, int | None]] = []
     basis: list[str] = []
     for label, engine in engines.items():
@@ -92,7 +98,7 @@ def rate_performance(f: Facts) -> Rating:
     )
 
 
-def rate_debuggability(f: Facts) -> Rating:
+def rate_debuggability(f: Facts, sides: Sequence[Side] | None = None) -> Rating:
     rule = (
         "the recall of each side's most useful debug mode (share of a run's key facts found in "
         "its output): ≥0.9 ★★★★★, ≥0.75 ★★★★, ≥0.5 ★★★, ≥0.25 ★★, below ★; one star off when "
@@ -100,7 +106,7 @@ def rate_debuggability(f: Facts) -> Rating:
         "when no mode locates the failing call in at least "
         f"{fmt.pct(T.DEBUG_LOCALISED_MIN, decimals=0)} of the fault scenarios"
     )
-    engines = {s.label: debug_engine(f, s) for s in _sides(f)}
+    engines = {s.label: debug_engine(f, s) for s in _sides(f, sides)}
     bpf = {
         label: f.debug_bytes_per_fact.get(e or "") for label, e in engines.items() if e is not None
     }
@@ -133,7 +139,7 @@ def rate_debuggability(f: Facts) -> Rating:
     )
 
 
-def rate_production(f: Facts) -> Rating:
+def rate_production(f: Facts, sides: Sequence[Side] | None = None) -> Rating:
     rule = (
         "the share of fault scenarios the production configuration ends the way production "
         "needs (each scenario's base outcome): ≥90 % ★★★★★, ≥70 % ★★★★, ≥50 % ★★★, ≥25 % ★★, "
@@ -142,7 +148,7 @@ def rate_production(f: Facts) -> Rating:
     stars: list[tuple[str, int | None]] = []
     basis: list[str] = []
     n = f.fault_scenarios
-    for side in _sides(f):
+    for side in _sides(f, sides):
         engine = side.production or side.default
         share = f.fault_handled.get(engine or "")
         if not known(share):
@@ -255,4 +261,26 @@ def decision_matrix(f: Facts) -> list[Rating]:
         rate_flexibility(f),
         _not_measured("learning curve", "needs people learning each; not measured"),
         rate_production(f),
+    ]
+
+
+# the dimensions whose rule rates any number of sides alike (the others are pairwise:
+# LangChain's programs and catalogue cells against ours)
+N_SIDED = ("debuggability", "performance", "production readiness")
+
+
+def frameworks_matrix(f: Facts) -> list[Rating]:
+    """The N-sided dimensions rated for every side of the run (``Facts.sides``): ours,
+    LangChain and each peer framework, each on its production configuration, by the rules
+    of ``decision_matrix``, so that a side's stars do not depend on which others are rated:
+    performance takes its cores from the zero-latency suite for every side (the load phase
+    measures the headline pair). Debuggability's noise penalty compares a side with the
+    least noisy of the others. Empty without a peer framework (the decision matrix has the
+    two sides then)."""
+    if len(f.sides) < 3:
+        return []
+    return [
+        rate_debuggability(f, f.sides),
+        rate_performance(f, f.sides, under_load=False),
+        rate_production(f, f.sides),
     ]
