@@ -42,13 +42,21 @@ def reference_scenario(scenarios: Mapping[str, Scenario] | None = None) -> str |
     return builtin if builtin in scenarios else None
 
 
-def performance_scenarios(scenario_dir: Path | str | None, ran: Iterable[str]) -> set[str]:
+def happy_paths(library: Mapping[str, Scenario] | None, ran: Iterable[str]) -> set[str]:
     """The scenarios of ``ran`` that are happy paths (performance scenarios), as the report
-    reads a run folder: one whose file is gone, or every one when the files of
-    ``scenario_dir`` cannot be read, counts as a happy path (``bench.report.from_folder``)."""
+    reads a run folder (``bench.report.from_folder``): one whose file is gone (not in
+    ``library``), or every one when the scenario files cannot be read (``library`` None),
+    counts as a happy path; any other is one when ``Scenario.is_performance``."""
     names = set(ran)
+    if library is None:
+        return names
+    return {n for n in names if n not in library or library[n].is_performance}
+
+
+def performance_scenarios(scenario_dir: Path | str | None, ran: Iterable[str]) -> set[str]:
+    """The ``happy_paths`` of ``ran`` by the scenario files of ``scenario_dir``."""
     try:
         library = load_scenarios(scenario_dir)
     except (ScenarioError, OSError):
-        return names
-    return {n for n in names if n not in library or library[n].is_performance}
+        return happy_paths(None, ran)
+    return happy_paths(library, ran)

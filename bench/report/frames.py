@@ -33,6 +33,8 @@ import numpy as np
 import pandas as pd
 
 from bench.engines.registry import ENGINE_NAMES, REGISTRY, engines_where
+from bench.model.scenarios import happy_paths
+from bench.results.rows import run_overhead_ms
 from scenarios.schema import FAULT_TAGS as FAULT_TAGS
 
 RUN_COLUMNS: dict[str, str] = {
@@ -211,14 +213,13 @@ class RunData:
         for name in ("llm_calls", "tool_calls", "prompt_tokens", "completion_tokens", "wait_count"):
             runs[name] = pd.to_numeric(runs[name], errors="coerce")
         missing = runs["overhead_ms"].isna()
-        if missing.any():
-            derived = (
-                runs["wall_ms"]
-                - runs["mock_latency_ms"].fillna(0)
-                - runs["tool_ms"].fillna(0)
-                - runs["waited_ms"].fillna(0)  # unknown waits: left in, as the row had them
+        if missing.any():  # rows without overhead_ms: the formula per_engine uses too
+            derived = runs.loc[missing, ["wall_ms", "mock_latency_ms", "tool_ms", "waited_ms"]]
+            runs.loc[missing, "overhead_ms"] = pd.Series(
+                [run_overhead_ms(r) for r in derived.itertuples(index=False)],
+                index=derived.index,
+                dtype=float,
             )
-            runs.loc[missing, "overhead_ms"] = derived[missing]
         profile = runs["latency_profile"].astype(object)
         runs["latency_profile"] = profile.where(profile.notna(), "zero")
         scenarios = _conform(self.scenarios, SCENARIO_COLUMNS)
@@ -270,15 +271,17 @@ class RunData:
 
 
 def scenarios_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Scenario rows when the scenario files are unknown: names only, none a fault."""
+    """Scenario rows when the scenario files are unknown: names only, none a fault, each a
+    happy path (``bench.model.scenarios.happy_paths`` without the files)."""
     names = sorted(set(runs["scenario"].dropna()))
+    happy = happy_paths(None, names)
     return pd.DataFrame(
         {
             "scenario": names,
             "description": [""] * len(names),
             "tags": [()] * len(names),
             "fault": [False] * len(names),
-            "performance": [True] * len(names),
+            "performance": [name in happy for name in names],
             "expect_status": ["completed"] * len(names),
             "expect_termination": [None] * len(names),
             "expect_final_contains": [None] * len(names),

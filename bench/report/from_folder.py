@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.model.scenarios import happy_paths
 from bench.report.frames import RunData
 from bench.results import metrics
 from bench.results.files import FOOTPRINT, THROUGHPUT
@@ -110,10 +111,11 @@ def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.Da
     except (ScenarioError, OSError) as exc:
         notes.append(f"Scenario files could not be read ({exc}); fault scenarios unknown.")
         return None
+    happy = happy_paths(library, names)
     rows = []
     for name in sorted(names):
         scenario = library.get(name)
-        if scenario is None:
+        if scenario is None:  # a happy path (happy_paths): RunData gives it a row
             notes.append(f"Scenario '{name}' ran but its file is gone; treated as happy-path.")
             continue
         tags = tuple(scenario.tags)
@@ -123,7 +125,7 @@ def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.Da
                 "description": " ".join(scenario.description.split()),
                 "tags": tags,
                 "fault": scenario.is_fault,
-                "performance": scenario.is_performance,
+                "performance": name in happy,
                 "fault_kind": scenario.fault_kind,
                 "expect_outcome": scenario.expect.outcome(),
                 "expect_status": scenario.expect.status,

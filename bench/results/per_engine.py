@@ -10,8 +10,9 @@ the reason. ``per_engine`` returns the two pools (the report's ratios and verdic
 them) and one ``EngineSummary`` per engine; ``engine_summary`` only the latter.
 
 The inputs are ``StepRun`` records, from run rows (``step_runs``: a crashed run is an
-``error``, a missing profile is ``zero``, a missing overhead is derived as the report's
-frames derive it) or from the report's run frame (the same fields in the same order).
+``error``, a missing profile is ``zero``, a missing overhead is derived by
+``bench.results.rows.run_overhead_ms``, as the report's frames derive it) or from the
+report's run frame (the same fields in the same order).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, NamedTuple
 
 from bench.results import stats
 from bench.results.pooling import Pool, pool
+from bench.results.rows import run_overhead_ms
 from bench.results.stats import DEFAULT_SEED, Estimate
 
 PERFORMANCE_PROFILE = "zero"
@@ -54,11 +56,6 @@ def step_runs(rows: Iterable[Any]) -> list[StepRun]:
     """``StepRun`` records of run rows (``bench.results.rows.RunRow``, timed rows)."""
     out = []
     for r in rows:
-        overhead = r.overhead_ms
-        if overhead is None and r.wall_ms is not None:  # as ``bench.report.frames.RunData``
-            overhead = r.wall_ms - sum(
-                v or 0.0 for v in (r.mock_latency_ms, r.tool_ms, r.waited_ms)
-            )
         out.append(
             StepRun(
                 r.engine,
@@ -66,7 +63,7 @@ def step_runs(rows: Iterable[Any]) -> list[StepRun]:
                 r.round,
                 "error" if r.crashed else r.status,
                 r.latency or PERFORMANCE_PROFILE,
-                overhead,
+                run_overhead_ms(r),
                 r.cpu_ms,
                 r.llm_calls,
                 r.prompt_tokens,

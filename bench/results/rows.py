@@ -86,6 +86,29 @@ class RunRow(Row):
     crashed: bool = False  # written by the parent for runs a dead worker owed
 
 
+def run_overhead_ms(row: object) -> float | None:
+    """A run's framework overhead: its ``overhead_ms``, or, for a row without one, derived
+    as wall - mock latency - tool time - waits by choice (unknown waits left in, as the row
+    had them). The one formula for both readers: ``bench.results.per_engine.step_runs`` (run
+    rows) and ``bench.report.frames.RunData`` (the report's run frame). ``row`` is anything
+    with those attributes; a missing value is None or NaN. None: no overhead and no wall time.
+    """
+
+    def number(name: str) -> float | None:
+        value = getattr(row, name, None)
+        return None if value is None or value != value else float(value)
+
+    overhead = number("overhead_ms")
+    if overhead is not None:
+        return overhead
+    wall = number("wall_ms")
+    if wall is None:
+        return None
+    for part in ("mock_latency_ms", "tool_ms", "waited_ms"):
+        wall -= number(part) or 0.0
+    return wall
+
+
 class TtftRow(RunRow):
     """One line of ttft.jsonl: a run of the TTFT phase (a runs.jsonl row plus the floor)."""
 
