@@ -36,6 +36,11 @@ def run(args: argparse.Namespace) -> int:
     )
     for name, n in merged.skipped.items():
         print(f"warning: {name}: {n} line(s) that are not JSON objects left out")
+    for index, cores in sorted(merged.busy.items()):
+        print(
+            f"warning: shard {index} ran beside other processes using {cores:.2f} cores of its "
+            "host; its ratios may be off (docs/cluster.md: a busy host is not a slower one)"
+        )
     if not merged.complete:
         print("warning: a shard is incomplete (meta.json: complete false); the merge is too")
     return 0 if merged.complete else 1

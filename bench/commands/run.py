@@ -566,7 +566,7 @@ def _execute(
         f"{len(config.scenarios)} scenarios × {len(config.latencies)} latency profile(s), "
         f"{config.rounds} round(s), {config.transport}"
     )
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), metadata.cpu_reading()
     try:
         with store:
             outcome = Orchestrator(config, scenarios, store, progress, handlers=handlers).run()
@@ -582,4 +582,6 @@ def _execute(
         )
         return 130  # said once, here (bench.cli would say "interrupted" again)
     progress.close()
-    return finish_run(store, config, meta, outcome, time.monotonic() - started)
+    return finish_run(
+        store, config, meta, outcome, time.monotonic() - started, cpu_before=cpu_before
+    )

@@ -1113,6 +1113,7 @@ def environment(data: RunData) -> Section:
         ("memory (MB)", values.get("machine.memory_total_mb")),
         ("OS", values.get("machine.os")),
         ("load average at start", values.get("machine.load_average")),
+        ("other processes during the run (cores)", values.get("machine.other_cores")),
         ("Python", values.get("python.version")),
         ("git", _git_text(values)),
         ("started", values.get("started_at")),

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import MergeError
+from bench.results import metrics, stats
 from bench.results.files import FOOTPRINT, LOAD, META, RUNS, THROUGHPUT, TTFT, VERSIONS
 from bench.results.store import RunStore, read_meta
 
@@ -58,6 +59,9 @@ class Merged:
     skipped: dict[str, int] = field(default_factory=dict)  # file -> lines left out
     complete: bool = True
     hosts: tuple[str, ...] = ()
+    # shard index -> the cores other processes used on its host while it ran, for the
+    # shards whose host was busy (``metrics.CONTENDED`` or more): their ratios may be off
+    busy: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -272,6 +276,10 @@ def merge(directories: Sequence[Path | str], out: Path | str) -> Merged:
         meta["config"]["scenario_dir"] = str((store.directory / PLAYED).resolve())
     merged = Merged(store.directory, len(shards), complete=bool(meta["complete"]))
     merged.hosts = tuple(dict.fromkeys(s.host for s in shards))
+    for shard in shards:
+        other = stats.number((shard.meta.get("machine") or {}).get("other_cores"))
+        if other is not None and other >= metrics.CONTENDED:
+            merged.busy[shard.index] = other
     with store:
         for name in ROW_FILES:
             _copy_rows(shards, name, store, merged)

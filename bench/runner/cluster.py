@@ -249,6 +249,11 @@ def run_on_cluster(
             return 1
         merged = merge([folders[i] for i in sorted(folders)], out)
         say(f"merged {merged.shards} shards from {', '.join(merged.hosts)} → {out}")
+        for index, cores in sorted(merged.busy.items()):
+            say(
+                f"warning: shard {index} ran beside other processes using {cores:.2f} cores "
+                "of its host; its ratios may be off (docs/cluster.md)"
+            )
         rc = 0 if merged.complete else 1
         if spread_load:
             from bench.runner.cluster_load import spread_load as run_spread_load

@@ -25,7 +25,7 @@ from bench.results.summary import (
     build_ttft_table,
     write_csv,
 )
-from bench.runner.metadata import now_iso, yardstick_ms
+from bench.runner.metadata import cpu_reading, now_iso, other_cores, yardstick_ms
 from bench.runner.phases.outcomes import runs_missing as outcome_runs_missing
 from bench.runner.plan import build_plan, build_ttft_plan, outcome_only
 
@@ -274,7 +274,13 @@ def capacity_table(levels: list[Any]) -> Any:
 
 
 def finish_run(
-    store: Any, config: Any, meta: dict[str, Any], outcome: Any, elapsed_s: float
+    store: Any,
+    config: Any,
+    meta: dict[str, Any],
+    outcome: Any,
+    elapsed_s: float,
+    *,
+    cpu_before: tuple[float, float, float] | None = None,
 ) -> int:
     import sys
 
@@ -301,6 +307,8 @@ def finish_run(
     meta["ended_at"] = now_iso()
     # the machine's speed again at the end: a drift says the machine got busier (or quieter)
     meta.setdefault("machine", {})["yardstick_end_ms"] = yardstick_ms()
+    if cpu_before is not None:  # how busy the host was with other work (this session)
+        meta["machine"]["other_cores"] = other_cores(cpu_before, cpu_reading())
     meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
     meta["complete"] = complete
     # each engine environment's interpreter and packages (bench.envs), kept across resumes

@@ -103,6 +103,41 @@ def git_state(output: Path | None = None) -> dict[str, Any]:
     return {"sha": sha, "dirty": bool(status) if status is not None else None}
 
 
+def host_busy_s() -> float:
+    """CPU seconds every process of the machine has used so far (all cores, not idle)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
+
+
+def own_cpu_s() -> float:
+    """CPU seconds this process and its ended children (workers, mock servers) have used."""
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def cpu_reading() -> tuple[float, float, float]:
+    """(monotonic time, the host's busy CPU s, this run's own CPU s): two readings give the
+    cores other processes used in between (``other_cores``)."""
+    return time.monotonic(), host_busy_s(), own_cpu_s()
+
+
+def other_cores(before: tuple[float, float, float], after: tuple[float, float, float]) -> float:
+    """The cores processes outside this run used between two ``cpu_reading``s: the host's
+    busy time minus the run's own, per wall second (0 or more)."""
+    elapsed = after[0] - before[0]
+    if elapsed <= 0:
+        return 0.0
+    other = (after[1] - before[1]) - (after[2] - before[2])
+    return round(max(0.0, other / elapsed), 3)
+
+
 def machine() -> dict[str, Any]:
     import psutil
 

@@ -26,19 +26,11 @@ from typing import Any, Protocol
 
 from bench.errors import WorkerError
 from bench.referee.pool import HOST, MockPool, ProbeResult, probe
-from bench.runner.metadata import machine_cores
+from bench.runner.metadata import host_busy_s, machine_cores
 from bench.runner.process import WorkerProcess
 
 LOCAL_LEAD_S = 0.3  # a level's processes start this long after the command is sent
 REMOTE_LEAD_S = 1.0  # ... and across nodes, where each send is a network round trip
-
-
-def host_busy_s() -> float:
-    """CPU seconds every process of the machine has used so far (all cores, not idle)."""
-    import psutil
-
-    times = psutil.cpu_times()
-    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
 
 
 def processes_cpu_s(pids: Sequence[int]) -> float:
