@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from distributed import Client, LocalCluster
 
 from bench.results.files import LOAD
 from bench.results.store import RunStore
+from bench.runner.cluster import connect
 from bench.runner.phases.load.nodes import on_cluster
 from bench.runner.phases.load.phase import LoadPhase
 from bench.runner.plan import RunConfig
@@ -40,18 +40,12 @@ def quick_load_config(**changes) -> RunConfig:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with (
-        LocalCluster(
-            n_workers=3,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            worker_dashboard_address=None,
-        ) as local,
-        Client(local) as client,
-    ):
+    client, local = connect("local:3")  # the launcher's own local cluster: 3 worker processes
+    try:
         yield client
+    finally:
+        client.close()
+        local.close()
 
 
 def test_the_mock_runs_on_one_node_and_each_level_on_the_generator_nodes(cluster, tmp_path):
