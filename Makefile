@@ -7,6 +7,10 @@ OUT    ?= reports/latest
 # test processes (pytest-xdist; 0: one process): most tests wait on subprocesses and scripted
 # latencies, so two on a 2-core machine take 8 minutes where one takes 13
 TEST_JOBS ?= 2
+# Python writes its bytecode cache as it would in production: with PYTHONDONTWRITEBYTECODE set
+# (some CI images set it), every worker, shard and test subprocess recompiled the harness it
+# imports (test_merge.py alone: 110 s without the cache, 84 s with it)
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install test test-fast bench bench-quick microbench lint lock envs lock-envs clean
 
