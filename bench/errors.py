@@ -13,6 +13,7 @@ SchedbenchError                 exit 1: the harness could not do what was asked
 │       ├── LogError            a chat-completion log that cannot be read (``FILE:LINE: …``)
 │       └── BuildError          a recorded conversation that cannot become a scenario
 ├── EnvironmentUnavailable      an engine environment that cannot be built (``name``, ``reason``)
+├── RowRejected                 a row the harness built that its file's model refuses (a bug)
 ├── WorkerError                 a worker process died, hung, or could not start
 └── NoData                      a chart with nothing to show (the report skips it)
 ```
@@ -65,6 +66,12 @@ class UnknownModeError(UsageError, ValueError):
 
 class InputFileError(UsageError, ValueError):
     """A file or folder the user named that cannot be used; the message names it."""
+
+
+class RowRejected(SchedbenchError, ValueError):
+    """A row a writer built that does not match its file's model (a field the model does not
+    know, a value of the wrong type): refused before it is written, since it is the harness's
+    bug, not the user's input."""
 
 
 class RunFolderError(InputFileError):

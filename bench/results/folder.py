@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bench.errors import BadMeta, NotARunFolder, RunFolderError
+from bench.errors import BadMeta, NotARunFolder, RowRejected, RunFolderError
 from bench.results.files import (
     CATALOGUE,
     DEBUG_CSV,
@@ -146,6 +146,25 @@ def read_rows(path: Path, model: type[BaseModel] | None = None) -> Rows:
                 reason = f"torn last line, a write cut short ({reason})"
             skipped.append(Skipped(path.name, number, reason))
     return Rows(rows, skipped)
+
+
+def check_written(name: str, line: str) -> None:
+    """Refuse a line about to be appended to ``name`` that its model would not read as
+    written: a wrong type, or a field the model does not know (a typo such as ``wal_ms``
+    would otherwise be kept as an extra while ``wall_ms`` reads None). Reading stays open to
+    fields a newer writer adds; writing is strict. A file without a model is not checked."""
+    model = MODELS.get(name)
+    if model is None:
+        return
+    try:
+        parsed = model.model_validate_json(line)
+    except ValidationError as exc:
+        raise RowRejected(f"a {name} row: {error_text(exc)}") from None
+    unknown = sorted(parsed.model_extra or ())
+    if unknown:
+        raise RowRejected(
+            f"a {name} row: field(s) {', '.join(unknown)} unknown to {model.__name__}"
+        )
 
 
 def read_csv_rows(path: Path, model: type[BaseModel]) -> Rows:

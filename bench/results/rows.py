@@ -3,8 +3,10 @@ docs/measurement.md), and the selection of the rows that count (``latest``, ``ti
 module: it imports nothing of the harness but the run directory's layout (``files``).
 
 Rows are validated strictly (a string where a number belongs, a float where an integer
-belongs, a bool where a count belongs: the row is corrupt) but are open: fields this version
-does not know are kept (``model_extra``), so a newer minor version of the runner still reads.
+belongs, a bool where a count belongs: the row is corrupt). Reading is open: fields this
+version does not know are kept (``model_extra``), so a newer minor version of the runner still
+reads. Writing is closed: ``RunStore.append`` refuses a row with a field its model does not
+declare (``folder.check_written``), so every field written is declared here once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ class Row(BaseModel):
     writer stores a missing number as null, so a non-finite one is a corrupt row)."""
 
     model_config = ConfigDict(strict=True, frozen=True, extra="allow", allow_inf_nan=False)
+
+    # where a merged run's row was measured (``schedbench merge``; None: a whole run's row)
+    shard: int | None = Field(default=None, ge=1)
+    host: str | None = None
 
 
 class RunRow(Row):
@@ -249,6 +255,9 @@ class FootprintRow(Row):
     # how many probes (stack) or worker spawns (worker) ran at once, this one included: one
     # per core at most (None: a run from before they ran side by side)
     spawned_beside: int | None = None
+    # the worker's memory guard (bench.runner.run_worker.limit_memory; None: none was set)
+    memory_cap_mb: int | None = None
+    address_space_limit_mb: int | None = None
 
 
 class ProfileRow(Row):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.results.files import LOGS, META, RUNS, clean, dumps_line
-from bench.results.folder import BadMeta, read_meta, read_rows
+from bench.results.folder import BadMeta, check_written, read_meta, read_rows
 
 
 class RunStore:
@@ -80,8 +80,10 @@ class RunStore:
         return handle
 
     def append(self, name: str, row: dict[str, Any]) -> None:
-        """Append one row and flush it to the OS (survives our own crash)."""
+        """Append one row and flush it to the OS (survives our own crash). A row its file's
+        model refuses is not written (``RowRejected``: ``folder.check_written``)."""
         line = dumps_line(row)
+        check_written(name, line)
         with self._lock:
             handle = self._file(name)
             handle.write(line)

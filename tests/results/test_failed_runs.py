@@ -24,7 +24,7 @@ def _level(engine: str, runs: int, errors: int, duration_s: float) -> dict:
         "engine": engine, "scenario": "customer_returns", "latency": "zero",
         "transport": "inprocess", "concurrency": 1, "runs": runs, "errors": errors,
         "duration_s": duration_s, "runs_per_s": runs / duration_s,
-        "latencies_ms": [10.0] * runs, "phase": "timed",
+        "latencies_ms": [10.0] * runs,
     }  # fmt: skip
 
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from bench.errors import RowRejected
 from bench.results.folder import finished_repeats, read_rows
 from bench.results.rows import RunRow, latest
 from bench.results.store import RunStore
@@ -114,6 +115,24 @@ def test_store_appends_sorted_lines_and_survives_a_torn_line(tmp_path):
     read = read_rows(path)
     assert [(r.repeat, r.wall_ms) for r in read.rows] == [(0, None), (1, 3.0)]
     assert [(s.file, s.line) for s in read.skipped] == [("runs.jsonl", 2)]
+
+
+def test_the_store_refuses_a_row_its_model_would_not_read_as_written(tmp_path):
+    """Strict on write: a typo is not kept as an extra field beside a missing one."""
+    with RunStore(tmp_path) as store:
+        store.create()
+        typo = {**IDS, "repeat": 0, "phase": "timed", "wal_ms": 12.5}
+        with pytest.raises(RowRejected, match="wal_ms unknown to RunRow"):
+            store.append("runs.jsonl", typo)
+        with pytest.raises(RowRejected, match="wall_ms"):
+            store.append("runs.jsonl", {**IDS, "repeat": 0, "phase": "timed", "wall_ms": "12"})
+        store.append("runs.jsonl", {**IDS, "repeat": 0, "phase": "timed", "wall_ms": 12.5})
+        store.append("notes.jsonl", {"anything": 1})  # a file without a model is not checked
+    assert [r.wall_ms for r in read_rows(tmp_path / "runs.jsonl").rows] == [12.5]
+    # reading stays open: a newer writer's field is kept, not refused
+    with (tmp_path / "runs.jsonl").open("a") as f:
+        f.write(json.dumps({**IDS, "repeat": 1, "phase": "timed", "new_metric": 1}) + "\n")
+    assert read_rows(tmp_path / "runs.jsonl").rows[1].model_extra == {"new_metric": 1}
 
 
 def test_meta_is_written_with_sorted_keys(tmp_path):
