@@ -8,8 +8,9 @@ OUT    ?= reports/latest
 # latencies, so two on a 2-core machine take 8 minutes where one takes 13
 TEST_JOBS ?= 2
 # Python writes its bytecode cache as it would in production: with PYTHONDONTWRITEBYTECODE set
-# (some CI images set it), every worker, shard and test subprocess recompiled the harness it
-# imports (test_merge.py alone: 110 s without the cache, 84 s with it)
+# (some CI images set it), every worker, shard and test subprocess recompiles the harness it
+# imports. A small gain: tests/results/test_merge.py took 99 s without the cache and 94 s with
+# it, run back to back (a first pair, 110 and 84 s, was mostly the host's noise)
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install test test-fast bench bench-quick microbench lint lock envs lock-envs clean

@@ -60,6 +60,16 @@ def quick_run(tmp_path: Path, engines: tuple[str, ...], scenarios: tuple[str, ..
     return [r for r in rows if r["phase"] == "timed"]
 
 
+@pytest.fixture(scope="module")
+def peer_run(tmp_path_factory) -> tuple[list[dict], dict]:
+    """Every peer engine on the quick happy paths and the transport faults, in one run (its
+    timed rows and meta.json): one worker per engine serves both tests below (a peer's
+    worker start is its framework's import, seconds each)."""
+    base = tmp_path_factory.mktemp("peers")
+    rows = quick_run(base, ALL_PEER_ENGINES, QUICK + TRANSPORT_FAULTS)
+    return rows, json.loads((base / "run" / "meta.json").read_text())
+
+
 def test_the_peers_are_the_frameworks_users_expect_with_their_configurations():
     families = {REGISTRY[name].family for name in PEERS}
     expected = {"openai-agents", "pydantic-ai", "llamaindex", "agno", "strands"}
@@ -97,15 +107,16 @@ def test_every_non_main_adapter_builds_in_its_environment():
 
 
 @pytest.mark.timeout(900)
-def test_a_quick_run_on_every_peer_meets_each_scenarios_expectations(tmp_path):
-    rows = quick_run(tmp_path, PEERS, QUICK)
+def test_a_quick_run_on_every_peer_meets_each_scenarios_expectations(peer_run):
+    rows, meta = peer_run
     outcomes = {
-        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["expect_ok"]) for r in rows
+        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["expect_ok"])
+        for r in rows
+        if r["engine"] in PEERS and r["scenario"] in QUICK
     }
     assert outcomes == {
         (engine, scenario): ("completed", "stop", True) for engine in PEERS for scenario in QUICK
     }
-    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     for engine in PEERS:
         env = meta["environments"][REGISTRY[engine].environment]
         assert env["status"] == "ok"
@@ -113,13 +124,14 @@ def test_a_quick_run_on_every_peer_meets_each_scenarios_expectations(tmp_path):
 
 
 @pytest.mark.timeout(900)
-def test_a_transport_error_mid_stream_is_an_llm_error_on_every_peer(tmp_path):
+def test_a_transport_error_mid_stream_is_an_llm_error_on_every_peer(peer_run):
     """The httpx error that ends a run is scored as ``raw`` scores it: ``failed`` /
     ``llm_error`` — never ``error`` (a framework that retried the call completes; one whose
     retries outlast the run deadline is ``aborted`` / ``timeout``)."""
-    rows = quick_run(tmp_path, ALL_PEER_ENGINES, TRANSPORT_FAULTS)
     endings = {
-        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["error"]) for r in rows
+        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["error"])
+        for r in peer_run[0]
+        if r["scenario"] in TRANSPORT_FAULTS
     }
     assert set(endings) == {(e, s) for e in ALL_PEER_ENGINES for s in TRANSPORT_FAULTS}
     allowed = {("completed", "stop"), ("failed", "llm_error"), ("aborted", "timeout")}
