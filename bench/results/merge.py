@@ -11,8 +11,9 @@ What it writes:
 
 - each JSON-lines file (runs, ttft, throughput, footprint, load) is the shards' lines in
   shard order, every row tagged with its ``shard`` and ``host``; the scenarios of two
-  shards never overlap, so no row replaces another. A line that is not a JSON object is
-  left out and counted (``Merged.skipped``), as the folder reader would;
+  shards never overlap, so no row replaces another. A line that is not a JSON object, or
+  not a row its file's model reads (the store is strict on write), is left out and counted
+  (``Merged.skipped``), as the folder reader would;
 - ``versions.json`` comes from the shard that measured the version matrix;
 - shards that played copies of the scenarios kept in their own folders (``schedbench decide
   --shard``) must have played the same files; they are kept once, in the merged folder's
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import MergeError
+from bench.errors import MergeError, RowRejected
 from bench.results import metrics, stats
 from bench.results.files import FOOTPRINT, LOAD, META, RUNS, THROUGHPUT, TTFT, VERSIONS
 from bench.results.store import RunStore, read_meta
@@ -248,7 +249,11 @@ def _copy_rows(shards: Sequence[_Shard], name: str, store: RunStore, merged: Mer
                 skipped += 1
                 continue
             row["shard"], row["host"] = shard.index, shard.host
-            store.append(name, row)
+            try:
+                store.append(name, row)
+            except RowRejected:  # a corrupt line of the shard's: left out and counted
+                skipped += 1
+                continue
             written += 1
     store.sync()
     if written:

@@ -156,3 +156,17 @@ def test_a_figure_only_some_shards_have_is_the_sum_of_those_that_have_it():
         [{"load_s": None, "timed_runs": 6}, {"load_s": 22.2, "timed_runs": 6, "x": None}]
     )
     assert summed == {"load_s": 22.2, "timed_runs": 12, "x": None}
+
+
+def test_a_shards_corrupt_row_is_left_out_and_counted_not_fatal(runs, tmp_path):
+    """The merge writes through the strict store: a line of the wrong shape is counted as
+    skipped, as the folder reader would, and the rest is merged."""
+    from bench.results.merge import merge
+
+    s1, s2 = (_copy(runs[n], tmp_path / n) for n in ("s1", "s2"))
+    with (s2 / "runs.jsonl").open("a") as f:
+        f.write(json.dumps({"engine": "raw", "scenario": 5}) + "\n")  # valid JSON, not a row
+    merged = merge([s1, s2], tmp_path / "merged")
+    assert merged.skipped == {"runs.jsonl": 1}
+    lines = [len((runs[n] / "runs.jsonl").read_text().splitlines()) for n in ("s1", "s2")]
+    assert merged.rows["runs.jsonl"] == sum(lines)
