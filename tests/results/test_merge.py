@@ -14,6 +14,7 @@ import pytest
 
 from bench.results import pooling
 from bench.results.folder import load_run_folder
+from bench.results.merge import merge
 from tests.run_folders import outcomes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,8 +162,6 @@ def test_a_figure_only_some_shards_have_is_the_sum_of_those_that_have_it():
 def test_a_shards_corrupt_row_is_left_out_and_counted_not_fatal(runs, tmp_path):
     """The merge writes through the strict store: a line of the wrong shape is counted as
     skipped, as the folder reader would, and the rest is merged."""
-    from bench.results.merge import merge
-
     s1, s2 = (_copy(runs[n], tmp_path / n) for n in ("s1", "s2"))
     with (s2 / "runs.jsonl").open("a") as f:
         f.write(json.dumps({"engine": "raw", "scenario": 5}) + "\n")  # valid JSON, not a row
