@@ -752,7 +752,10 @@ def load_level(row: Any, *, seed: int = stats.DEFAULT_SEED) -> LoadLevel:
     interval, window = _float(row.interval_s), _float(row.window_s)
     # the interval is as long as the window; a level stopped early sampled part of it only
     complete = interval > 0 and interval >= LOAD_INTERVAL_SAMPLED * window
-    achieved = (row.completions or 0) / interval if complete else math.nan
+    if not row.ok and not row.completions:
+        achieved = 0.0  # no ok run at all: none in any interval, sampled in full or not
+    else:
+        achieved = (row.completions or 0) / interval if complete else math.nan
     offered = scheduled / window if window > 0 else math.nan
     target = _float(row.target_ms)
     cores_used = stats.number(row.cores_used)

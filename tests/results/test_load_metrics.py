@@ -102,6 +102,15 @@ def test_an_early_stop_is_the_verdict_and_hides_the_achieved_rate():
     assert level.timeouts == 20
 
 
+def test_no_ok_run_achieves_zero_even_on_a_partly_sampled_interval():
+    # every run wrong, and a busy host sampled a third of the interval: still 0 ok runs/s
+    none_ok = level_row(ok=0, wrong=50, completions=0, interval_s=0.3, cpu_slices=[[0.02, 0]] * 3)
+    assert metrics.load_level(none_ok).achieved_rate == 0.0
+    # with ok runs, a partial interval says nothing about the rate
+    some_ok = level_row(ok=25, wrong=25, completions=10, interval_s=0.3)
+    assert math.isnan(metrics.load_level(some_ok).achieved_rate)
+
+
 def test_capacity_is_the_highest_rate_sustained_below_the_first_failure():
     levels = [
         metrics.load_level(level_row(rate=50.0)),
