@@ -66,6 +66,10 @@ RUN_COLUMNS: dict[str, str] = {
     "expect_ok": "whether the run met the scenario's expectations for its engine",
     "expect_failures": "why it did not: the expectations it missed, as sentences (list)",
     "round": "the round (a fresh worker process per engine and round)",
+    "repeat": "the run's index within its round",
+    "transport": "in-process | loopback: how the engine reached the mock",
+    "request_prompt_tokens": "prompt tokens of each request, in order (list)",
+    "crashed": "True if the worker process died during this run (then status is error)",
 }
 TEXT_RUN_COLUMNS = ("engine", "scenario", "status", "termination", "final_answer", "error")
 

@@ -31,43 +31,14 @@ from typing import Any
 import pandas as pd
 
 from bench.model.scenarios import happy_paths
-from bench.report.frames import RunData
+from bench.report.frames import RUN_COLUMNS, RunData
 from bench.results import metrics
 from bench.results.files import FOOTPRINT, THROUGHPUT
 from bench.results.folder import NotARunFolder, RunFolder, load_run_folder
 from bench.results.rows import RunRow, TtftRow
 
-_RUN_FIELDS = (
-    "engine",
-    "scenario",
-    "status",
-    "termination",
-    "wall_ms",
-    "cpu_ms",
-    "overhead_ms",
-    "tool_ms",
-    "waited_ms",
-    "wait_count",
-    "mock_latency_ms",
-    "llm_calls",
-    "tool_calls",
-    "prompt_tokens",
-    "completion_tokens",
-    "ttft_ms",
-    "final_answer",
-    "error",
-    "transport",
-    "expect_ok",
-    "expect_failures",
-    "request_prompt_tokens",
-    "tools",
-    "max_request_tokens",
-    "max_tool_ms",
-    "invalid_tool_args",
-    "round",
-    "repeat",
-    "crashed",
-)
+# the report's run columns, read from the row of the same name (latency_profile is the row's latency)
+_RUN_FIELDS = tuple(name for name in RUN_COLUMNS if name != "latency_profile")
 
 
 def _runs(rows: list[RunRow]) -> pd.DataFrame:

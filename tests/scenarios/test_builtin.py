@@ -7,7 +7,7 @@ import pytest
 from bench.cli import main
 from bench.commands.scenarios import unknown_engines
 from bench.engines import ENGINE_NAMES
-from scenarios import BUILTIN_DIR, load_scenario, load_scenarios, scenario_files
+from scenarios import BUILTIN_DIR, load_scenario, load_scenarios, loader, scenario_files
 
 FILES = scenario_files()
 
@@ -196,3 +196,11 @@ def test_an_override_inherits_and_null_drops_a_base_expectation():
     }
     tool_flaky = load_scenarios()["tool_flaky"].expect
     assert tool_flaky.for_engine("raw")["final_contains"] == "out for delivery"  # no override
+
+
+@pytest.mark.skipif(len(loader._LOADERS) == 1, reason="PyYAML without libyaml")
+def test_libyamls_parse_of_every_scenario_file_is_pyyamls():
+    fast, reference = loader._LOADERS
+    for path in loader.scenario_files():
+        text = path.read_text(encoding="utf-8")
+        assert loader._load(fast, text) == loader._load(reference, text), path.name
