@@ -170,3 +170,25 @@ def spec_config(engine: str) -> tuple[tuple[str, str], ...]:
     from bench.engines.registry import spec
 
     return spec(engine).config_code
+
+
+def test_a_cached_count_is_the_count_of_the_same_text(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SCHEDBENCH_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "m.py").write_text(COMPACT)
+    counts = codesize._Counts(codesize.cache_file())
+    fresh = codesize.measure_target("m.py::f", tmp_path, counts)
+    counts.save()
+    again = codesize._Counts(codesize.cache_file())  # read back from the file
+    assert len(again.known) == 1
+    assert codesize.measure_target("m.py::f", tmp_path, again) == fresh
+    assert codesize.measure_target("m.py::f", tmp_path) == fresh  # no cache at all
+    # an edited file is counted again, not read from the cache
+    (tmp_path / "m.py").write_text(COMPACT.replace("return json", "x = 1\n    return json"))
+    edited = codesize.measure_target("m.py::f", tmp_path, again)
+    assert edited.statements == fresh.statements + 1 and len(again.known) == 2
+    # a cache file that is not JSON costs only time
+    codesize.cache_file().write_text("{not json")
+    assert (
+        codesize.measure_target("m.py::f", tmp_path, codesize._Counts(codesize.cache_file()))
+        == edited
+    )

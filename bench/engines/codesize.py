@@ -9,6 +9,10 @@ Three counts per piece of code, none of which moves when the code is reformatted
 - **logical lines** — what ``tokenize`` ends with a NEWLINE (one per simple statement or
   compound-statement header), for comparison with the article's "~400 lines".
 
+Counting is slow (~3 s of CPU for every target on a slow 2-core host, paid by every run), so
+counts are kept in a cache file keyed by the text counted and this module's own source
+(``cache_file``): the same text always counts the same, and an edited file is counted again.
+
 Import statements are left out of all three, wherever they stand, and counted apart
 (``imports``): a whole module and one function of a file (whose imports sit at the top of
 the file) are then counted the same way, so the same program shape gives the same count on
@@ -28,7 +32,11 @@ upstream).
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
+import json
+import os
+import tempfile
 import tokenize
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -132,19 +140,75 @@ def _files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def measure_target(target: str, root: Path = PROJECT_ROOT) -> Size:
+def cache_file() -> Path:
+    """Where counts are kept: ``$SCHEDBENCH_CACHE`` or the user's cache folder."""
+    base = os.environ.get("SCHEDBENCH_CACHE") or os.environ.get("XDG_CACHE_HOME")
+    folder = Path(base) if base else Path.home() / ".cache"
+    if not os.environ.get("SCHEDBENCH_CACHE"):
+        folder = folder / "schedbench"
+    return folder / "codesize.json"
+
+
+_RULES = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]  # the counting rules
+
+
+class _Counts:
+    """The cache of counts: read once, written back (atomically) if anything was added."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        self.known: dict[str, list[int]] = data if isinstance(data, dict) else {}
+        self.added = False
+
+    def count(self, source: str, name: str = "") -> Size:
+        key = hashlib.sha256(f"{_RULES}\0{name}\0{source}".encode()).hexdigest()
+        cached = self.known.get(key)
+        if isinstance(cached, list) and len(cached) == 5:
+            return Size(*cached)
+        size = _count_named(source, name)
+        self.known[key] = list(asdict(size).values())
+        self.added = True
+        return size
+
+    def save(self) -> None:
+        if not self.added:
+            return
+        try:  # a cache that cannot be written only costs time
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(self.known, out)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
+def _count_named(source: str, name: str) -> Size:
+    if not name:
+        return count(source)
+    for node in ast.parse(source).body:
+        if getattr(node, "name", None) == name:
+            return count(source, node)
+    raise ValueError(f"no top-level function or class {name!r}")
+
+
+def measure_target(target: str, root: Path = PROJECT_ROOT, counts: _Counts | None = None) -> Size:
     """The size of one target: a file, a directory, or ``file.py::name``."""
     path_text, _, name = target.partition("::")
     path = root / path_text
+    counter = counts.count if counts is not None else _count_named
     if name:
-        source = path.read_text(encoding="utf-8")
-        for node in ast.parse(source).body:
-            if getattr(node, "name", None) == name:
-                return count(source, node)
-        raise ValueError(f"{target}: no top-level function or class {name!r}")
+        try:
+            return counter(path.read_text(encoding="utf-8"), name)
+        except ValueError as exc:
+            raise ValueError(f"{target}: {exc}") from None
     total = _EMPTY
     for file in _files(path):
-        total = total + count(file.read_text(encoding="utf-8"))
+        total = total + counter(file.read_text(encoding="utf-8"), "")
     return total
 
 
@@ -175,11 +239,13 @@ def ownership_targets() -> list[tuple[str, str, str]]:
 def measure(root: Path = PROJECT_ROOT) -> list[dict[str, Any]]:
     """The rows stored in meta.json: one per (component, part, target) that exists."""
     rows = []
+    counts = _Counts(cache_file())
     for component, part, target in targets():
         try:
-            size = measure_target(target, root)
+            size = measure_target(target, root, counts)
         except (OSError, SyntaxError, ValueError) as exc:
             rows.append({"component": component, "part": part, "path": target, "error": str(exc)})
             continue
         rows.append({"component": component, "part": part, "path": target, **asdict(size)})
+    counts.save()
     return rows
