@@ -370,7 +370,22 @@ def parse_scenario(
 ) -> Scenario:
     """Parse YAML text into a validated Scenario; raises ScenarioError listing every
     problem of the file at once. ``engines``: the engine names ``expect.engines`` may name
-    (None: any)."""
+    (None: any). The same text is parsed once per process (a Scenario is frozen)."""
+    key = (text, str(source), None if engines is None else frozenset(engines))
+    parsed = _PARSED.get(key)
+    if parsed is None:
+        parsed = _parse_scenario(text, source, engines)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = parsed
+    return parsed
+
+
+_PARSED: dict[tuple[str, str, frozenset[str] | None], Scenario] = {}
+_PARSED_MAX = 512
+
+
+def _parse_scenario(text: str, source: Path | str, engines: Collection[str] | None) -> Scenario:
     data = yaml_mapping(text, source)
     problems: list[str] = []
     try:

@@ -204,3 +204,18 @@ def test_libyamls_parse_of_every_scenario_file_is_pyyamls():
     for path in loader.scenario_files():
         text = path.read_text(encoding="utf-8")
         assert loader._load(fast, text) == loader._load(reference, text), path.name
+
+
+def test_the_same_text_is_parsed_once_and_an_edit_is_parsed_again(tmp_path):
+    path = tmp_path / "single_tool.yaml"
+    text = (BUILTIN_DIR / "single_tool.yaml").read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    first = load_scenario(path)
+    assert load_scenario(path) is first
+    path.write_text(
+        text.replace("  The smallest agent run", "  Edited. The smallest agent run", 1),
+        encoding="utf-8",
+    )
+    edited = load_scenario(path)
+    assert edited is not first and edited.description.startswith("Edited. ")
+    assert load_scenario(path, engines=["raw"]) is not edited  # other engines: checked again
