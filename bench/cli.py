@@ -19,35 +19,38 @@ from bench.errors import SchedbenchError
 from bench.results.escape import visible
 
 
-def _command_modules() -> dict[str, ModuleType]:
-    modules = {}
-    for info in sorted(pkgutil.iter_modules(bench.commands.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        modules[info.name.replace("_", "-")] = importlib.import_module(
-            f"bench.commands.{info.name}"
-        )
-    return modules
+def _command_names() -> list[str]:
+    found = pkgutil.iter_modules(bench.commands.__path__)
+    return sorted(info.name for info in found if not info.name.startswith("_"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_modules(only: str | None = None) -> dict[str, ModuleType]:
+    names = [n for n in _command_names() if only is None or n.replace("_", "-") == only]
+    return {n.replace("_", "-"): importlib.import_module(f"bench.commands.{n}") for n in names}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone (its module is the only one
+    imported: each command imports what it needs, ~1 s of CPU for all of them)."""
     parser = argparse.ArgumentParser(
         prog="schedbench",
         description="Benchmark LangChain agents against a self-built agent scheduler.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in _command_modules().items():
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(command)
-        command.set_defaults(_run=module.run)
+    for name, module in _command_modules(command).items():
+        command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command_parser)
+        command_parser.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``schedbench`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed (run --cluster)
+    typed = list(sys.argv[1:] if argv is None else argv)
+    known = {n.replace("_", "-") for n in _command_names()}
+    parser = build_parser(typed[0] if typed and typed[0] in known else None)
+    args = parser.parse_args(typed)
+    args.argv = typed  # as typed (run --cluster)
     try:
         return int(args._run(args) or 0)
     except SchedbenchError as exc:  # the one place errors become exit codes (bench.errors)
