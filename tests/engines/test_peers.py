@@ -1,6 +1,8 @@
 """The peer frameworks, each in its own environment: every adapter builds there under its
 registry name, and a quick run of four happy-path scenarios on every peer engine ends with
-each scenario's expected outcome.
+each scenario's expected outcome; each production peer handles the guard scenarios, run after
+run of one prepared agent. One process per environment builds the adapters and plays the
+guards (a framework's import is seconds of CPU).
 
 The environments are built once (``bench.envs``, cached in ``<project>/.envs``: ~20 s with a
 warm uv cache, a few minutes on a machine that has never downloaded the wheels) and reused
@@ -34,16 +36,38 @@ ALL_PEER_ENGINES = tuple(s.name for s in SPECS if s.environment != MAIN and s.fa
 # in EventLoopException, LlamaIndex raises it as is)
 TRANSPORT_FAULTS = ("llm_stream_dropped", "llm_stream_stall")
 
-PROBE = """
-import importlib.util, json, sys
-from bench.engines import create_engine
+# one process per environment: every adapter built there, and each production peer's guard
+# scenarios run three times on one prepared agent (what each run showed, as judged)
+ENV_CHECK = """
+import asyncio, importlib.util, json, sys
+from bench.engines import RunContext, create_engine
 from bench.engines.registry import REGISTRY
-out = {}
-for name in sys.argv[1:]:
-    engine = create_engine(name)
-    stack = all(importlib.util.find_spec(m) is not None for m in REGISTRY[name].stack)
-    out[name] = [engine.name, bool(engine.streams), stack]
-print(json.dumps(out))
+from bench.referee import MockLLM
+from bench.referee.transport import BASE_URL
+from bench.runner.expectations import observed
+from scenarios import load_scenarios
+
+async def main(names, guarded, scenario_names):
+    built, runs = {}, {}
+    scenarios = load_scenarios()
+    mock = MockLLM(scenarios=scenarios)
+    for name in names:
+        engine = create_engine(name)
+        stack = all(importlib.util.find_spec(m) is not None for m in REGISTRY[name].stack)
+        built[name] = [engine.name, bool(engine.streams), stack]
+        for scenario in scenario_names if name in guarded else ():
+            ctx = RunContext(scenario=scenarios[scenario], mock=mock, base_url=BASE_URL)
+            prepared = await engine.prepare(ctx)  # once: a service's agent, reused
+            seen = []
+            for _ in range(3):
+                mock.reset()
+                seen.append(observed(await engine.run(prepared), scenarios[scenario]))
+            runs[f"{name} {scenario}"] = seen
+        await engine.aclose()
+    print(json.dumps({"built": built, "runs": runs}))
+
+names, guarded, scenario_names = (arg.split(",") if arg else [] for arg in sys.argv[1:4])
+asyncio.run(main(names, guarded, scenario_names))
 """
 
 
@@ -70,6 +94,31 @@ def peer_run(tmp_path_factory) -> tuple[list[dict], dict]:
     return rows, json.loads((base / "run" / "meta.json").read_text())
 
 
+def environments() -> dict[str, list[str]]:
+    """Every engine outside the main environment, by its environment."""
+    by_env: dict[str, list[str]] = {}
+    for spec in SPECS:
+        if spec.environment != MAIN:
+            by_env.setdefault(spec.environment, []).append(spec.name)
+    return by_env
+
+
+@pytest.fixture(scope="module")
+def env_checks() -> dict[str, dict]:
+    """``ENV_CHECK`` in every environment (a framework's import is seconds: one per env)."""
+    checks = {}
+    for env_name, names in environments().items():
+        guarded = [n for n in names if n in PROD_PEERS]
+        done = subprocess.run(
+            [ensure(env_name).python, "-c", ENV_CHECK, ",".join(names), ",".join(guarded),
+             ",".join(GUARD_SCENARIOS)],
+            capture_output=True, text=True, cwd=ROOT, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        checks[env_name] = json.loads(done.stdout.splitlines()[-1])
+    return checks
+
+
 def test_the_peers_are_the_frameworks_users_expect_with_their_configurations():
     families = {REGISTRY[name].family for name in PEERS}
     expected = {"openai-agents", "pydantic-ai", "llamaindex", "agno", "strands"}
@@ -91,18 +140,9 @@ def test_the_peers_are_the_frameworks_users_expect_with_their_configurations():
 
 
 @pytest.mark.timeout(900)
-def test_every_non_main_adapter_builds_in_its_environment():
-    by_env: dict[str, list[str]] = {}
-    for spec in SPECS:
-        if spec.environment != MAIN:
-            by_env.setdefault(spec.environment, []).append(spec.name)
-    for env_name, names in by_env.items():
-        python = ensure(env_name).python
-        done = subprocess.run(
-            [python, "-c", PROBE, *names], capture_output=True, text=True, cwd=ROOT, timeout=300
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        built = json.loads(done.stdout.splitlines()[-1])
+def test_every_non_main_adapter_builds_in_its_environment(env_checks):
+    for env_name, names in environments().items():
+        built = env_checks[env_name]["built"]
         assert built == {n: [n, REGISTRY[n].streams, True] for n in names}, env_name
 
 
@@ -155,65 +195,26 @@ PROD_PEERS = tuple(name for name in PEERS if REGISTRY[name].configuration == "pr
 
 
 @pytest.mark.timeout(900)
-def test_every_production_peer_handles_the_guard_scenarios(tmp_path):
+def test_every_production_peer_handles_the_guard_scenarios(env_checks):
     from scenarios import load_scenarios
     from scenarios.expect import misses
 
     scenarios = load_scenarios()
-    rows = quick_run(tmp_path, PROD_PEERS, GUARD_SCENARIOS)
-    judged = {
-        (r["engine"], r["scenario"]): misses(scenarios[r["scenario"]].expect.outcome(), r)
-        for r in rows
-    }
+    judged = {}
+    for check in env_checks.values():
+        for key, seen in check["runs"].items():
+            engine, scenario = key.split()
+            judged[(engine, scenario)] = misses(scenarios[scenario].expect.outcome(), seen[0])
     assert judged == {(e, s): [] for e in PROD_PEERS for s in GUARD_SCENARIOS}
 
 
-REPEATS = """
-import asyncio, json, sys
-from bench.engines import RunContext, create_engine
-from bench.referee import MockLLM
-from bench.referee.transport import BASE_URL
-from scenarios import load_scenarios
-
-async def main(names, scenario_names):
-    scenarios, out = load_scenarios(), {}
-    mock = MockLLM(scenarios=scenarios)
-    for name in names:
-        engine = create_engine(name)
-        for scenario in scenario_names:
-            ctx = RunContext(scenario=scenarios[scenario], mock=mock, base_url=BASE_URL)
-            prepared = await engine.prepare(ctx)  # once: a service's agent, reused
-            runs = []
-            for _ in range(3):
-                mock.reset()
-                record = await engine.run(prepared)
-                runs.append([record.status, record.termination, record.tool_calls])
-            out[f"{name} {scenario}"] = runs
-        await engine.aclose()
-    print(json.dumps(out))
-
-asyncio.run(main(sys.argv[1].split(","), sys.argv[2].split(",")))
-"""
-
-
 @pytest.mark.timeout(900)
-def test_runs_of_one_prepared_production_peer_keep_their_own_guard_counts():
+def test_runs_of_one_prepared_production_peer_keep_their_own_guard_counts(env_checks):
     """The loop guard's counts, the breaker and the step count belong to the run: the third
     run of one prepared agent ends as the first did (an agent built once per service)."""
-    scenarios = ("loop_detection", "tool_circuit_breaker", "max_steps")
-    by_env: dict[str, list[str]] = {}
-    for name in PROD_PEERS:
-        by_env.setdefault(REGISTRY[name].environment, []).append(name)
-    for env_name, names in by_env.items():
-        done = subprocess.run(
-            [ensure(env_name).python, "-c", REPEATS, ",".join(names), ",".join(scenarios)],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        runs = json.loads(done.stdout.splitlines()[-1])
+    ending = ("status", "termination", "llm_calls", "tool_calls", "tools")
+    for check in env_checks.values():
+        runs = {key: [[r[k] for k in ending] for r in seen] for key, seen in check["runs"].items()}
         assert {key: [r == rs[0] for r in rs] for key, rs in runs.items()} == {
             key: [True] * 3 for key in runs
         }, runs
