@@ -25,7 +25,7 @@ from bench.results.summary import (
     build_ttft_table,
     write_csv,
 )
-from bench.runner.metadata import cpu_reading, now_iso, other_cores, yardstick_ms
+from bench.runner.metadata import cpu_reading, now_iso, other_cores, yardstick_ms, yardstick_repeats
 from bench.runner.phases.outcomes import runs_missing as outcome_runs_missing
 from bench.runner.plan import build_plan, build_ttft_plan, outcome_only
 
@@ -306,7 +306,8 @@ def finish_run(
     complete = measured_all and not skipped_engines
     meta["ended_at"] = now_iso()
     # the machine's speed again at the end: a drift says the machine got busier (or quieter)
-    meta.setdefault("machine", {})["yardstick_end_ms"] = yardstick_ms()
+    repeats = yardstick_repeats(bool(getattr(config, "quick", False)))
+    meta.setdefault("machine", {})["yardstick_end_ms"] = yardstick_ms(repeats)
     if cpu_before is not None:  # how busy the host was with other work (this session)
         meta["machine"]["other_cores"] = other_cores(cpu_before, cpu_reading())
     meta["duration_s"] = round(meta.get("duration_s", 0) + elapsed_s, 1)
