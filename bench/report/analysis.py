@@ -186,14 +186,15 @@ def token_stats(data: RunData) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=cols)
     rows = []
+    raw_rows = {s: _rows(g) for s, g in runs[runs["engine"] == RAW].groupby("scenario")}
     for engine, g in runs.groupby("engine"):
         per_scenario = [stats.median(s["tokens_per_request"]) for _, s in g.groupby("scenario")]
         overheads = []
         if engine != RAW:
             for scenario, mine in g.groupby("scenario"):
-                raw = runs[(runs["engine"] == RAW) & (runs["scenario"] == scenario)]
-                if len(raw):
-                    overheads.append(metrics.token_overhead_per_request(_rows(mine), _rows(raw)))
+                raw = raw_rows.get(scenario)
+                if raw:
+                    overheads.append(metrics.token_overhead_per_request(_rows(mine), raw))
         elif (runs["engine"] == RAW).any():
             overheads = [0.0] * g["scenario"].nunique()
         overheads = [v for v in overheads if np.isfinite(v)]
