@@ -19,6 +19,8 @@ from scenarios import Scenario, load_scenarios
 
 # a run deadline for tests that set one (else the scenario's limits.run_timeout_s applies)
 TEST_RUN_TIMEOUT_S = 0.8
+# a deadline that only stops a hung run (tests of counts, not of the deadline)
+HANG_GUARD_S = 60.0
 
 
 @pytest.fixture(scope="session")
