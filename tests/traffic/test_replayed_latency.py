@@ -3,8 +3,8 @@
 A run recorded against the upstream (~100 ms to the first token, its own pace after) is
 served by a mock with ``--latency recorded`` and recorded again through a second proxy, with
 the same agent: the same instrument measures both sides. The bounds are generous (a shared,
-noisy machine): they catch a replay that ignores the recorded timings, not a few percent;
-the measured spread is in the test output (``-s``).
+noisy machine): they catch a replay that ignores the recorded timings (every turn at once) or
+multiplies them, not a few percent; the measured spread is in the test output (``-s``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from tests.traffic.conftest import record, warm_up
 
 
 def close(replayed: float, recorded: float) -> bool:
-    return abs(replayed - recorded) <= max(0.25 * recorded, 15.0)
+    """Not ahead of the recording, and not a multiple of it: a busy host only ever adds
+    time to a replayed turn (the one-sided bound here failed a host running other work)."""
+    return 0.9 * recorded <= replayed <= 2 * recorded + 50.0
 
 
 @pytest.mark.parametrize("agent", ["scheduler-stream", "create_agent"])
@@ -44,6 +46,3 @@ async def test_recorded_latencies_replay_per_turn(
             f"  {total_a:8.2f} {total_b:8.2f} ({(total_b / total_a - 1) * 100:+.1f} %)"
         )
     assert [(close(r[2], r[1]), close(r[4], r[3])) for r in rows] == [(True, True)] * len(rows)
-    # and the replay is not the upstream's own pace by chance: each turn's first token came
-    # after the recorded wait, not at once
-    assert all(r[2] >= 0.9 * r[1] for r in rows)
