@@ -130,11 +130,10 @@ async def test_parallel_calls_run_concurrently_and_keep_their_order(harness_fact
         return handler
 
     overrides = {name: slow(name) for name in delays}
-    started = time.perf_counter()
     result = await h.agent(sc.name, overrides=overrides).run(sc.user)
-    elapsed = time.perf_counter() - started
+    # run one after another they would finish in the script's order (get_weather first); at
+    # once, the shortest sleep ends first: the order is the proof, not a clock a busy host skews
     assert finished == ["find_museum", "find_restaurant", "get_weather"]
-    assert elapsed < 0.095  # sequential would take 0.10 s
     assert [(m["tool_call_id"], m["content"]) for m in result.messages[3:6]] == [
         ("call_t0_0", '{"tool": "get_weather"}'),
         ("call_t0_1", '{"tool": "find_museum"}'),
