@@ -12,8 +12,8 @@ OUT    ?= reports/latest
 TEST_JOBS ?= 3
 # Python writes its bytecode cache as it would in production: with PYTHONDONTWRITEBYTECODE set
 # (some CI images set it), every worker, shard and test subprocess recompiles the harness it
-# imports. A small gain: tests/results/test_merge.py took 99 s without the cache and 94 s with
-# it, run back to back (a first pair, 110 and 84 s, was mostly the host's noise)
+# imports. A small gain: the merge tests (then tests/results/test_merge.py) took 99 s without
+# the cache and 94 s with it, run back to back (a first pair, 110 and 84 s, was mostly noise)
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install test test-fast bench bench-quick microbench lint lock envs lock-envs clean

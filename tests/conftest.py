@@ -90,7 +90,6 @@ SUBPROCESS_MODULES = (
     "tests/report/test_charts.py",
     "tests/report/test_html.py",
     "tests/report/test_load.py",
-    "tests/results/test_merge.py",
     "tests/runner/test_crash_and_resume.py",
     "tests/runner/test_load_phase.py",
     "tests/runner/test_outcome_phase.py",

@@ -1,11 +1,18 @@
 """``run --cluster``: shards on the workers of a real Dask distributed cluster on loopback,
-gathered and merged; a worker killed mid-shard gets its shard re-run, or (when the scheduler
-may not retry) the shard is reported missing and nothing is merged."""
+gathered and merged; the same shards merged again by ``schedbench merge``; a worker killed
+mid-shard gets its shard re-run, or (when the scheduler may not retry) the shard is reported
+missing and nothing is merged.
+
+A merged run is the run: the same outcomes as on one host, the same per-step ratios within
+their intervals, every row tagged with its shard; shards that do not make one run are refused
+with the reason. One one-host run and one cluster run (three shards) serve every test of both.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -17,15 +24,20 @@ import psutil
 import pytest
 from distributed import Client, LocalCluster
 
+from bench.results import pooling
 from bench.results.folder import load_run_folder
+from bench.results.merge import merge
 from bench.runner.cluster import run_on_cluster, shard_argv
 from tests.run_folders import outcomes
 
 ROOT = Path(__file__).resolve().parents[2]
+HAPPY = ("customer_returns", "single_tool", "sequential_chain")
+SCENARIOS = (*HAPPY, "tool_flaky")
+# two rounds of four runs: intervals for the ratio test
 OPTIONS = [
-    "--engines", "raw,scheduler,lc-create-agent",
-    "--scenarios", "customer_returns,single_tool,sequential_chain,tool_flaky",
-    "--quick", "--no-load", "--no-ttft", "--no-throughput", "--no-footprint",
+    "--engines", "raw,scheduler,lc-create-agent", "--scenarios", ",".join(SCENARIOS),
+    "--quick", "--rounds", "2", "--repeat", "4",
+    "--no-load", "--no-ttft", "--no-throughput", "--no-footprint",
 ]  # fmt: skip
 # the kill tests: every shard has seconds of work left after its first run (its other
 # engines' workers still have to start), so the kill lands mid-shard
@@ -52,16 +64,37 @@ def one_host(tmp_path_factory) -> Path:
     return out
 
 
-def test_a_run_on_a_local_cluster_is_the_one_host_run(one_host, tmp_path):
-    """Three shards have the one-host run's outcomes; with ``--spread-load`` the merged run's
-    load phase is the launcher's, across the nodes (tests/cluster/test_spread_load.py tests
-    the placement itself)."""
-    out = tmp_path / "merged"
+@pytest.fixture(scope="module")
+def cluster_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The same run on a 3-worker local cluster, with the load phase spread over its nodes."""
+    out = tmp_path_factory.mktemp("cluster") / "merged"
     spread = [o for o in OPTIONS if o != "--no-load"]
     spread += ["--spread-load", "--load-engines", "raw", "--load-rates", "10"]
     spread += ["--load-processes", "1,2"]
     done = schedbench("run", "--cluster", "local:3", *spread, "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    return out, done
+
+
+@pytest.fixture(scope="module")
+def shards(cluster_run) -> list[Path]:
+    return [cluster_run[0] / "shards" / f"shard-{i}" for i in (1, 2, 3)]
+
+
+@pytest.fixture(scope="module")
+def merged(shards, tmp_path_factory) -> Path:
+    """``schedbench merge`` of the cluster run's shards, given out of order."""
+    out = tmp_path_factory.mktemp("merge") / "merged"
+    done = schedbench("merge", *map(str, reversed(shards)), "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def test_a_run_on_a_local_cluster_is_the_one_host_run(one_host, cluster_run):
+    """Three shards have the one-host run's outcomes; with ``--spread-load`` the merged run's
+    load phase is the launcher's, across the nodes (tests/cluster/test_spread_load.py tests
+    the placement itself)."""
+    out, done = cluster_run
     meta = json.loads((out / "meta.json").read_text())
     assert [s["index"] for s in meta["shards"]] == [1, 2, 3]
     assert sorted((out / "shards").iterdir()) == [out / "shards" / f"shard-{i}" for i in (1, 2, 3)]
@@ -78,6 +111,117 @@ def test_a_run_on_a_local_cluster_is_the_one_host_run(one_host, tmp_path):
     assert sorted(r["processes"] for r in levels) == [1, 2]
     assert all(r["mock_host"] == placement["mock"] for r in levels)
     assert (out / "load.csv").read_text().count("\n") == 3  # the header and two levels
+
+
+def step_ratio(folder: Path):
+    rows = [
+        r for r in load_run_folder(folder).runs if r.status == "completed" and r.phase == "timed"
+    ]
+    observations = [
+        (r.engine, r.scenario, r.round, r.overhead_ms / r.llm_calls) for r in rows if r.llm_calls
+    ]
+    return pooling.pool(observations, HAPPY).ratio("lc-create-agent", "scheduler")
+
+
+def test_the_shards_split_the_scenarios_and_the_merge_has_them_all(shards, merged):
+    metas = [json.loads((folder / "meta.json").read_text()) for folder in shards]
+    parts = [meta["config"]["scenarios"] for meta in metas]
+    played = [s for part in parts for s in part]
+    assert sorted(played) == sorted(SCENARIOS)  # each scenario in exactly one shard
+    meta = json.loads((merged / "meta.json").read_text())
+    assert sorted(meta["config"]["scenarios"]) == sorted(SCENARIOS)
+    assert meta["config"]["shard"] is None
+    assert [s["index"] for s in meta["shards"]] == [1, 2, 3]
+    assert [s["scenarios"] for s in meta["shards"]] == parts
+    assert meta["complete"] is True
+    rows = [json.loads(line) for line in (merged / "runs.jsonl").read_text().splitlines()]
+    shard_rows = [len((folder / "runs.jsonl").read_text().splitlines()) for folder in shards]
+    assert len(rows) == sum(shard_rows)
+    assert [sum(r["shard"] == i for r in rows) for i in (1, 2, 3)] == shard_rows
+    by_shard = {r["scenario"]: r["shard"] for r in rows}
+    for index, part in enumerate(parts, start=1):
+        assert all(by_shard[s] == index for s in part)
+    assert (merged / "summary.csv").exists()
+
+
+def test_a_merged_run_has_the_one_host_runs_outcomes_and_ratio_within_the_intervals(
+    one_host, merged
+):
+    assert outcomes(merged) == outcomes(one_host)
+    ours, one = step_ratio(merged), step_ratio(one_host)
+    assert ours.estimate.low <= one.estimate.high and one.estimate.low <= ours.estimate.high
+    assert ours.estimate.point > 1 and one.estimate.point > 1
+
+
+def test_the_merged_folder_reports(merged):
+    done = schedbench("report", str(merged))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "3 shards" in (merged / "report.md").read_text()
+
+
+def _copy(src: Path, dst: Path, **config) -> Path:
+    dst.mkdir()
+    meta = json.loads((src / "meta.json").read_text())
+    meta["config"].update(config)
+    (dst / "meta.json").write_text(json.dumps(meta))
+    (dst / "runs.jsonl").write_text((src / "runs.jsonl").read_text())
+    return dst
+
+
+def test_shards_that_do_not_make_one_run_are_refused_with_the_reason(
+    one_host, shards, merged, tmp_path
+):
+    s1, s2, s3 = shards
+    cases = {
+        "missing": ([s1, s3], "shard\\(s\\) 2/3 missing"),
+        "twice": ([s1, s1, s2, s3], "shard 1/3 again"),
+        "not a shard": ([one_host, s1], "not a shard"),
+        "options": ([s1, _copy(s2, tmp_path / "seed", seed=7), s3], "options differ.*seed"),
+        "split": ([s1, _copy(s2, tmp_path / "of4", shard="2/4"), s3], "is one of 3"),
+    }
+    for name, (folders, reason) in cases.items():
+        out = tmp_path / f"out-{name.replace(' ', '-')}"
+        done = schedbench("merge", *map(str, folders), "--out", str(out))
+        assert done.returncode == 2, (name, done.stderr)
+        assert re.search(reason, done.stderr), (name, done.stderr)
+        assert not (out / "runs.jsonl").exists(), name
+    again = schedbench("merge", *map(str, shards), "--out", str(merged))
+    assert again.returncode == 2 and "already holds a run" in again.stderr
+
+
+def test_the_projection_of_a_one_host_run_accounts_for_every_second_once(one_host):
+    from bench.runner.shard_projection import project
+
+    meta = json.loads((one_host / "meta.json").read_text())
+    whole = project(one_host, 1)
+    # meta.json rounds the duration and every phase's seconds to 0.1 s each.
+    rounding = 0.05 * (1 + len(meta["outcome"]["phase_s"]))
+    assert whole.low_s == pytest.approx(whole.high_s)  # one host: no range (sums in float)
+    assert whole.low_s == pytest.approx(meta["duration_s"], abs=rounding)
+    for hosts in (2, 3):
+        split = project(one_host, hosts)
+        names = [n for s in split.shards for n in s.scenarios]
+        assert sorted(names) == sorted(SCENARIOS)
+        assert sum(s.run_s for s in split.shards) == pytest.approx(whole.shards[0].run_s)
+        assert sum(s.phase_s for s in split.shards) == pytest.approx(whole.shards[0].phase_s)
+        assert all(s.low_s <= s.high_s for s in split.shards)
+        assert split.low_s <= whole.low_s
+    done = schedbench("shards", str(one_host), "--hosts", "2")
+    assert done.returncode == 0 and "2 host(s):" in done.stdout, done.stderr
+    bad = schedbench("shards", str(one_host), "--hosts", "9")
+    assert bad.returncode == 2 and "cannot fill 9 shards" in bad.stderr
+
+
+def test_a_shards_corrupt_row_is_left_out_and_counted_not_fatal(shards, tmp_path):
+    """The merge writes through the strict store: a line of the wrong shape is counted as
+    skipped, as the folder reader would, and the rest is merged."""
+    copies = [_copy(folder, tmp_path / folder.name) for folder in shards]
+    with (copies[1] / "runs.jsonl").open("a") as f:
+        f.write(json.dumps({"engine": "raw", "scenario": 5}) + "\n")  # valid JSON, not a row
+    result = merge(copies, tmp_path / "merged")
+    assert result.skipped == {"runs.jsonl": 1}
+    lines = [len((folder / "runs.jsonl").read_text().splitlines()) for folder in shards]
+    assert result.rows["runs.jsonl"] == sum(lines)
 
 
 def test_the_shard_options_leave_out_cluster_and_out():
