@@ -57,7 +57,6 @@ import argparse
 import asyncio
 import gc
 import json
-import math
 import os
 import resource
 import sys
@@ -74,14 +73,11 @@ from bench.engines.plugins import create_engine
 from bench.referee import LatencyProfile, MockLLM
 from bench.referee.tokens import request_tokens
 from bench.referee.transport import BASE_URL
-from bench.runner.expectations import observed
+from bench.runner.measured import MAX_ERROR_CHARS, error_row, record_row, truncate, ttft_fields
 from bench.runner.offline import offline_env
 from bench.runner.phases.load.session import LoadSession
 from scenarios import HandlerPolicy, Scenario, load_scenarios
-from scenarios.expect import misses
 
-MAX_ERROR_CHARS = 2000
-MAX_ANSWER_CHARS = 500
 MEMORY_ENV = "SCHEDBENCH_WORKER_MEMORY_MB"
 DEFAULT_MEMORY_MB = 4096
 
@@ -159,102 +155,6 @@ YOUNG_GENERATIONS = 1  # gc.collect(1): generations 0 and 1, not the long-lived 
 
 def gc_collections() -> int:
     return sum(generation["collections"] for generation in gc.get_stats())
-
-
-def _truncate(text: str | None, limit: int) -> str | None:
-    if text is None or len(text) <= limit:
-        return text
-    return text[: limit - 1] + "…"
-
-
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
-def record_row(
-    record: RunRecord,
-    scenario: Scenario,
-    engine: str,
-    outer_ms: float,
-    collections: int,
-    referee: tuple[float, float] | None = None,
-) -> dict[str, Any]:
-    """The runs.jsonl fields measured by the worker (the parent adds the identifying ones).
-
-    ``referee``: the in-process mock's (wall, CPU) ms spent answering this run's requests;
-    the overhead and the CPU are the engine's without it (``process_cpu_ms`` keeps the whole).
-    Over loopback the mock runs in its own process and is in neither (``None``). The overhead
-    also leaves out the run's waits by choice (``waited_ms``: retry backoff)."""
-    steps = record.llm_calls
-    referee_ms, referee_cpu_ms = referee if referee is not None else (None, None)
-    overhead = record.overhead_ms - (referee_ms or 0.0)
-    cpu = record.cpu_ms - (referee_cpu_ms or 0.0)
-    seen = observed(record, scenario)
-    failures = misses(scenario.expect.for_engine(engine), seen)
-    return {
-        "status": record.status,
-        "termination": record.termination,
-        "error": _truncate(record.error, MAX_ERROR_CHARS),
-        "final_answer": _truncate(record.final_answer, MAX_ANSWER_CHARS),
-        "llm_calls": record.llm_calls,
-        "tool_calls": record.tool_calls,
-        "tools": seen["tools"],
-        "tool_errors": sum(1 for t in record.tools if not t.ok),
-        "max_request_tokens": seen["max_request_tokens"],
-        "max_tool_ms": seen["max_tool_ms"],
-        "invalid_tool_args": seen["invalid_tool_args"],
-        "wall_ms": record.wall_ms,
-        "cpu_ms": cpu,
-        "process_cpu_ms": record.cpu_ms,
-        "referee_ms": referee_ms,
-        "referee_cpu_ms": referee_cpu_ms,
-        "outer_ms": outer_ms,
-        "tool_ms": record.tool_ms,
-        "mock_latency_ms": record.mock_latency_ms,
-        "waited_ms": record.waited_ms,
-        "wait_count": record.wait_count,
-        "overhead_ms": overhead,
-        "overhead_per_step_ms": overhead / steps if steps else None,
-        "ttft_ms": _finite(record.ttft_ms),
-        "prompt_tokens": record.prompt_tokens,
-        "completion_tokens": record.completion_tokens,
-        "request_count": len(record.requests or ()),
-        "request_prompt_tokens": list(record.request_tokens),
-        "gc_collections": collections,
-        "expect_ok": not failures,
-        "expect_failures": failures,
-        "debug_output_chars": len(record.debug_output or ""),
-        "extra": record.extra or {},
-        "pid": os.getpid(),
-        "ended_at": time.time(),
-    }
-
-
-def ttft_fields(record: RunRecord, floor_ms: float | None) -> dict[str, Any]:
-    """The ttft.jsonl fields on top of a runs.jsonl row (see bench.engines.kit.ttft)."""
-    ttft = _finite(record.ttft_ms)
-    scripted = _finite(record.scripted_ttft_ms)
-    return {
-        "floor_ttft_ms": floor_ms,
-        "scripted_ttft_ms": scripted,
-        "ttft_overhead_ms": ttft - scripted if ttft is not None and scripted is not None else None,
-        "streamed_requests": sum(
-            1 for body in record.requests or () if isinstance(body, dict) and body.get("stream")
-        ),
-    }
-
-
-def error_row(message: str) -> dict[str, Any]:
-    """A run that produced no RunRecord (prepare failed, or the engine broke its contract)."""
-    return {
-        "status": "error",
-        "termination": "harness_error",
-        "error": _truncate(message, MAX_ERROR_CHARS),
-        "expect_ok": False,
-        "expect_failures": ["no record"],
-        "pid": os.getpid(),
-        "ended_at": time.time(),
-    }
 
 
 def _percentiles(values: list[float]) -> dict[str, float | None]:
@@ -362,7 +262,7 @@ class Worker:
         return {
             "first_run_ms": outer_ms,
             "first_run_status": record.status,
-            "first_run_error": _truncate(record.error, MAX_ERROR_CHARS),
+            "first_run_error": truncate(record.error, MAX_ERROR_CHARS),
         }
 
     async def batch(self, command: dict[str, Any]) -> None:

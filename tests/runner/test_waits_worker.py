@@ -27,7 +27,7 @@ IDENTITY = {
 
 
 def test_record_row_writes_the_waits_and_leaves_them_out_of_the_overhead():
-    from bench.runner.run_worker import record_row
+    from bench.runner.measured import record_row
 
     record = RunRecord(
         engine="lc-create-agent-prod",
@@ -83,6 +83,24 @@ def test_the_worker_installs_the_accounting_before_any_framework_binds_a_sleep()
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True"] * 4
+
+
+@pytest.mark.subprocess
+def test_only_the_worker_entry_installs_the_accounting():
+    """The row builders and the rest of the harness import without touching the sleeps (a
+    test process that imports them stays as it was)."""
+    probe = (
+        "import asyncio, time\n"
+        "import bench.runner.measured, bench.runner.orchestrator, bench.runner.phases.load.session\n"
+        "from bench.engines.kit import waits\n"
+        "print(waits.installed(), asyncio.sleep is waits.ORIGINAL_ASYNC_SLEEP,\n"
+        "      time.sleep is waits.ORIGINAL_TIME_SLEEP)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"]
 
 
 @pytest.mark.subprocess

@@ -392,7 +392,7 @@ def test_a_schema_that_allows_other_keys_keeps_them_allowed(tmp_path):
 def test_the_closure_judges_arguments_but_is_never_sent(tmp_path):
     from bench.engines.base import RunRecord, ToolCallRecord
     from bench.engines.kit.tools import ScenarioTool
-    from bench.runner.run_worker import observed
+    from bench.runner.expectations import observed
 
     path = tmp_path / "closed.yaml"
     path.write_text(GOOD.format(name="closed"))
