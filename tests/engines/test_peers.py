@@ -1,8 +1,9 @@
 """The peer frameworks, each in its own environment: every adapter builds there under its
-registry name, and a quick run of four happy-path scenarios on every peer engine ends with
-each scenario's expected outcome; each production peer handles the guard scenarios, run after
-run of one prepared agent. One process per environment builds the adapters and plays the
-guards (a framework's import is seconds of CPU).
+registry name; every peer engine plays four happy-path scenarios with each scenario's expected
+outcome, and a transport error mid-stream as raw does; each production peer handles the guard
+scenarios, run after run of one prepared agent. One process per environment builds the
+adapters and plays all of that in-process (a framework's import is seconds of CPU); one
+``schedbench run`` of each environment's production peer shows the same through the workers.
 
 The environments are built once (``bench.envs``, cached in ``<project>/.envs``: ~20 s with a
 warm uv cache, a few minutes on a machine that has never downloaded the wheels) and reused
@@ -36,26 +37,56 @@ ALL_PEER_ENGINES = tuple(s.name for s in SPECS if s.environment != MAIN and s.fa
 # in EventLoopException, LlamaIndex raises it as is)
 TRANSPORT_FAULTS = ("llm_stream_dropped", "llm_stream_stall")
 
-# one process per environment: every adapter built there, and each production peer's guard
-# scenarios run three times on one prepared agent (what each run showed, as judged)
+# the guard scenarios a production configuration must handle with its built-ins and its
+# custom code (every -prod engine handles all 24 fault scenarios: docs/engines.md)
+GUARD_SCENARIOS = (
+    "confirmation_required",
+    "huge_tool_result",
+    "loop_detection",
+    "malformed_tool_args",
+    "max_steps",
+    "tool_circuit_breaker",
+    "tool_flaky",
+    "unknown_tool",
+)
+PROD_PEERS = tuple(name for name in PEERS if REGISTRY[name].configuration == "production")
+# the older LangChain lines' environments (their engines: tests/envs/test_versions.py)
+LANGCHAIN_LINES = {
+    s.environment for s in SPECS if s.environment != MAIN and s.family == "langchain"
+}
+
+# one process per environment: every adapter built there; every peer engine's quick run of
+# each happy path and transport fault (its row as the worker writes it); each production
+# peer's guard scenarios run three times on one prepared agent (what each run showed)
 ENV_CHECK = """
-import asyncio, importlib.util, json, sys
+import asyncio, importlib.util, json, sys, time
 from bench.engines import RunContext, create_engine
 from bench.engines.registry import REGISTRY
 from bench.referee import MockLLM
 from bench.referee.transport import BASE_URL
 from bench.runner.expectations import observed
+from bench.runner.measured import error_row, record_row
 from scenarios import load_scenarios
 
-async def main(names, guarded, scenario_names):
-    built, runs = {}, {}
+async def main(names, played, guarded, quick, guards):
+    built, rows, runs = {}, {}, {}
     scenarios = load_scenarios()
     mock = MockLLM(scenarios=scenarios)
     for name in names:
         engine = create_engine(name)
         stack = all(importlib.util.find_spec(m) is not None for m in REGISTRY[name].stack)
         built[name] = [engine.name, bool(engine.streams), stack]
-        for scenario in scenario_names if name in guarded else ():
+        for scenario in quick if name in played else ():
+            ctx = RunContext(scenario=scenarios[scenario], mock=mock, base_url=BASE_URL)
+            mock.reset()
+            start = time.perf_counter()
+            try:
+                record = await engine.run(await engine.prepare(ctx))
+                row = record_row(record, scenarios[scenario], name, time.perf_counter() - start, 0)
+            except Exception as exc:  # as the worker writes it
+                row = error_row(f"engine.run raised: {exc!r}")
+            rows[f"{name} {scenario}"] = {k: row[k] for k in ("status", "termination", "error", "expect_ok")}
+        for scenario in guards if name in guarded else ():
             ctx = RunContext(scenario=scenarios[scenario], mock=mock, base_url=BASE_URL)
             prepared = await engine.prepare(ctx)  # once: a service's agent, reused
             seen = []
@@ -64,10 +95,9 @@ async def main(names, guarded, scenario_names):
                 seen.append(observed(await engine.run(prepared), scenarios[scenario]))
             runs[f"{name} {scenario}"] = seen
         await engine.aclose()
-    print(json.dumps({"built": built, "runs": runs}))
+    print(json.dumps({"built": built, "rows": rows, "runs": runs}))
 
-names, guarded, scenario_names = (arg.split(",") if arg else [] for arg in sys.argv[1:4])
-asyncio.run(main(names, guarded, scenario_names))
+asyncio.run(main(*(arg.split(",") if arg else [] for arg in sys.argv[1:6])))
 """
 
 
@@ -86,11 +116,12 @@ def quick_run(tmp_path: Path, engines: tuple[str, ...], scenarios: tuple[str, ..
 
 @pytest.fixture(scope="module")
 def peer_run(tmp_path_factory) -> tuple[list[dict], dict]:
-    """Every peer engine on the quick happy paths and the transport faults, in one run (its
-    timed rows and meta.json): one worker per engine serves both tests below (a peer's
-    worker start is its framework's import, seconds each)."""
+    """Each environment's production peer on the quick happy paths, through ``schedbench
+    run`` (its timed rows and meta.json): the worker path and every environment's record.
+    Every other peer engine plays them in ``env_checks`` (a worker's start is its
+    framework's import, seconds each)."""
     base = tmp_path_factory.mktemp("peers")
-    rows = quick_run(base, ALL_PEER_ENGINES, QUICK + TRANSPORT_FAULTS)
+    rows = quick_run(base, PROD_PEERS, QUICK)
     return rows, json.loads((base / "run" / "meta.json").read_text())
 
 
@@ -108,10 +139,11 @@ def env_checks() -> dict[str, dict]:
     """``ENV_CHECK`` in every environment (a framework's import is seconds: one per env)."""
     checks = {}
     for env_name, names in environments().items():
+        played = [n for n in names if n in ALL_PEER_ENGINES]
         guarded = [n for n in names if n in PROD_PEERS]
+        lists = (names, played, guarded, QUICK + TRANSPORT_FAULTS, GUARD_SCENARIOS)
         done = subprocess.run(
-            [ensure(env_name).python, "-c", ENV_CHECK, ",".join(names), ",".join(guarded),
-             ",".join(GUARD_SCENARIOS)],
+            [ensure(env_name).python, "-c", ENV_CHECK, *(",".join(x) for x in lists)],
             capture_output=True, text=True, cwd=ROOT, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
@@ -147,51 +179,51 @@ def test_every_non_main_adapter_builds_in_its_environment(env_checks):
 
 
 @pytest.mark.timeout(900)
-def test_a_quick_run_on_every_peer_meets_each_scenarios_expectations(peer_run):
-    rows, meta = peer_run
+def test_every_peer_meets_each_happy_paths_expectations(env_checks):
+    rows = {k: v for check in env_checks.values() for k, v in check["rows"].items()}
     outcomes = {
-        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["expect_ok"])
-        for r in rows
-        if r["engine"] in PEERS and r["scenario"] in QUICK
+        (engine, scenario): (row["status"], row["termination"], row["expect_ok"])
+        for (engine, scenario), row in ((key.split(), row) for key, row in rows.items())
+        if engine in PEERS and scenario in QUICK
     }
     assert outcomes == {
         (engine, scenario): ("completed", "stop", True) for engine in PEERS for scenario in QUICK
     }
-    for engine in PEERS:
+
+
+@pytest.mark.timeout(900)
+def test_a_quick_run_of_each_production_peer_meets_them_through_its_worker(peer_run):
+    rows, meta = peer_run
+    outcomes = {
+        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["expect_ok"]) for r in rows
+    }
+    assert outcomes == {
+        (engine, scenario): ("completed", "stop", True)
+        for engine in PROD_PEERS
+        for scenario in QUICK
+    }
+    assert {REGISTRY[e].environment for e in PROD_PEERS} == set(environments()) - LANGCHAIN_LINES
+    for engine in PROD_PEERS:
         env = meta["environments"][REGISTRY[engine].environment]
         assert env["status"] == "ok"
         assert env["packages"]["schedbench"] == "0.1.0"  # the harness, installed editable
 
 
 @pytest.mark.timeout(900)
-def test_a_transport_error_mid_stream_is_an_llm_error_on_every_peer(peer_run):
+def test_a_transport_error_mid_stream_is_an_llm_error_on_every_peer(env_checks):
     """The httpx error that ends a run is scored as ``raw`` scores it: ``failed`` /
     ``llm_error`` — never ``error`` (a framework that retried the call completes; one whose
     retries outlast the run deadline is ``aborted`` / ``timeout``)."""
+    rows = {k: v for check in env_checks.values() for k, v in check["rows"].items()}
     endings = {
-        (r["engine"], r["scenario"]): (r["status"], r["termination"], r["error"])
-        for r in peer_run[0]
-        if r["scenario"] in TRANSPORT_FAULTS
+        tuple(key.split()): (row["status"], row["termination"], row["error"])
+        for key, row in rows.items()
+        if key.split()[1] in TRANSPORT_FAULTS
     }
     assert set(endings) == {(e, s) for e in ALL_PEER_ENGINES for s in TRANSPORT_FAULTS}
     allowed = {("completed", "stop"), ("failed", "llm_error"), ("aborted", "timeout")}
     wrong = {key: ending for key, ending in endings.items() if ending[:2] not in allowed}
     assert wrong == {}
-
-
-# the guard scenarios a production configuration must handle with its built-ins and its
-# custom code (every -prod engine handles all 24 fault scenarios: docs/engines.md)
-GUARD_SCENARIOS = (
-    "confirmation_required",
-    "huge_tool_result",
-    "loop_detection",
-    "malformed_tool_args",
-    "max_steps",
-    "tool_circuit_breaker",
-    "tool_flaky",
-    "unknown_tool",
-)
-PROD_PEERS = tuple(name for name in PEERS if REGISTRY[name].configuration == "production")
 
 
 @pytest.mark.timeout(900)
