@@ -42,6 +42,14 @@ def _rows(frame: pd.DataFrame) -> list[object]:
     return list(frame.itertuples(index=False))
 
 
+def _by_cell(frame: pd.DataFrame) -> dict[tuple[str, str], list[object]]:
+    """``_rows`` of a run frame grouped by (engine, scenario), in the frame's order."""
+    cells: dict[tuple[str, str], list[object]] = {}
+    for row in _rows(frame):
+        cells.setdefault((row.engine, row.scenario), []).append(row)  # type: ignore[attr-defined]
+    return cells
+
+
 def _per_step(total: pd.Series, llm_calls: pd.Series) -> pd.Series:
     """``bench.results.metrics.per_step`` of each row (NaN without LLM calls)."""
     values = [metrics.per_step(t, c) for t, c in zip(total, llm_calls, strict=True)]
@@ -76,8 +84,8 @@ def failure_reasons(data: RunData) -> dict[tuple[str, str], str]:
     """Engine, scenario → why its runs missed their expectations or did not complete
     (``metrics.failure_reason`` over the cell's runs, every latency profile)."""
     out: dict[tuple[str, str], str] = {}
-    for (engine, scenario), g in data.runs.groupby(["engine", "scenario"], sort=False):
-        if why := metrics.failure_reason(g.itertuples(index=False)):
+    for (engine, scenario), rows in _by_cell(data.runs).items():
+        if why := metrics.failure_reason(rows):
             out[(str(engine), str(scenario))] = why
     return out
 
@@ -136,7 +144,7 @@ def scenario_stats(data: RunData) -> pd.DataFrame:
     profile = performance_profile(runs["latency_profile"])
     if profile is not None:
         runs = runs[runs["latency_profile"] == profile]
-    groups = {key: _rows(g) for key, g in runs.groupby(["engine", "scenario"])}
+    groups = _by_cell(runs)
     seed = run_seed(data.meta)
     rows = []
     for (engine, scenario), g in runs.groupby(["engine", "scenario"]):
@@ -186,15 +194,16 @@ def token_stats(data: RunData) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=cols)
     rows = []
-    raw_rows = {s: _rows(g) for s, g in runs[runs["engine"] == RAW].groupby("scenario")}
+    cells = _by_cell(runs)  # the frame's rows once: a frame per group is slow on wide frames
     for engine, g in runs.groupby("engine"):
         per_scenario = [stats.median(s["tokens_per_request"]) for _, s in g.groupby("scenario")]
         overheads = []
         if engine != RAW:
-            for scenario, mine in g.groupby("scenario"):
-                raw = raw_rows.get(scenario)
+            for scenario in sorted(set(g["scenario"])):
+                raw = cells.get((RAW, scenario))
                 if raw:
-                    overheads.append(metrics.token_overhead_per_request(_rows(mine), raw))
+                    mine = cells[(engine, scenario)]
+                    overheads.append(metrics.token_overhead_per_request(mine, raw))
         elif (runs["engine"] == RAW).any():
             overheads = [0.0] * g["scenario"].nunique()
         overheads = [v for v in overheads if np.isfinite(v)]
@@ -289,20 +298,25 @@ def fault_matrix(data: RunData) -> pd.DataFrame:
     expect = data.scenarios.set_index("scenario")
     rows = []
     runs = data.runs[data.runs["scenario"].isin(faults)]
-    for (engine, scenario), g in runs.groupby(["engine", "scenario"]):
+    # the frame's records once, grouped as groupby would (sorted keys, the frame's order)
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for record in runs.to_dict("records"):
+        cells.setdefault((record["engine"], record["scenario"]), []).append(record)
+    for engine, scenario in sorted(cells):
+        records = cells[(engine, scenario)]
         outcome_spec = expect.loc[scenario].get("expect_outcome")
-        judged = [_judge(r, outcome_spec) for r in g.to_dict("records")]
+        judged = [_judge(r, outcome_spec) for r in records]
         counts = pd.Series([o for o, _ in judged]).value_counts()
         outcome = str(counts.index[0])
         misses = next(m for o, m in judged if o == outcome)
-        terminations = g["termination"].dropna().astype(str)
+        terminations = pd.Series([r.get("termination") for r in records]).dropna().astype(str)
         rows.append(
             {
                 "engine": engine,
                 "scenario": scenario,
                 "outcome": outcome,
                 "as_expected": not misses,
-                "runs": len(g),
+                "runs": len(records),
                 "mixed": len(counts) > 1,
                 "termination": terminations.mode().iloc[0] if len(terminations) else "",
                 "why": "; ".join(misses),
