@@ -7,6 +7,7 @@ production configurations. Runs are spread over rounds like the runner's.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -199,6 +200,13 @@ def load_rows(capacities: dict[str, float], seed: int = 1) -> list[LoadRow]:
     return rows
 
 
+@functools.cache
+def _load_levels(capacities: tuple[tuple[str, float], ...]) -> tuple[metrics.LoadLevel, ...]:
+    """``load_rows`` read as levels, once per capacities: their latency bootstraps were most
+    of ``make``'s time, and the cases mostly share them (levels are immutable)."""
+    return tuple(metrics.load_levels(load_rows(dict(capacities))))
+
+
 def make(p: Params | None = None, seed: int = 1) -> RunData:
     p = p or Params()
     rng = np.random.default_rng(seed)
@@ -276,10 +284,8 @@ def make(p: Params | None = None, seed: int = 1) -> RunData:
         ttft=_ttft(p, rng),
         profile=_profile(p),
         catalogue=_catalogue(p, evil),
-        load_levels=tuple(
-            metrics.load_levels(
-                load_rows({e: v / 10 for e, v in p.peak_rps.items() if e in p.engines})
-            )
+        load_levels=_load_levels(
+            tuple((e, v / 10) for e, v in p.peak_rps.items() if e in p.engines)
         ),
     )
 
