@@ -28,6 +28,7 @@ from bench.results import pooling
 from bench.results.folder import load_run_folder
 from bench.results.merge import merge
 from bench.runner.cluster import run_on_cluster, shard_argv
+from tests.once import Completed, once
 from tests.run_folders import outcomes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,22 +59,28 @@ def schedbench(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def one_host(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("one") / "run"
-    done = schedbench("run", *OPTIONS, "--out", str(out))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out
+    def build(folder: Path) -> Path:
+        done = schedbench("run", *OPTIONS, "--out", str(folder / "run"))
+        assert done.returncode == 0, done.stderr[-3000:]
+        return folder / "run"
+
+    return once(tmp_path_factory, "cluster-one-host", build)
 
 
 @pytest.fixture(scope="module")
-def cluster_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def cluster_run(tmp_path_factory) -> tuple[Path, Completed]:
     """The same run on a 3-worker local cluster, with the load phase spread over its nodes."""
-    out = tmp_path_factory.mktemp("cluster") / "merged"
-    spread = [o for o in OPTIONS if o != "--no-load"]
-    spread += ["--spread-load", "--load-engines", "raw", "--load-rates", "10"]
-    spread += ["--load-processes", "1,2"]
-    done = schedbench("run", "--cluster", "local:3", *spread, "--out", str(out))
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    return out, done
+
+    def build(folder: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        out = folder / "merged"
+        spread = [o for o in OPTIONS if o != "--no-load"]
+        spread += ["--spread-load", "--load-engines", "raw", "--load-rates", "10"]
+        spread += ["--load-processes", "1,2"]
+        done = schedbench("run", "--cluster", "local:3", *spread, "--out", str(out))
+        assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+        return out, done
+
+    return tuple(once(tmp_path_factory, "cluster-run", build))
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +91,13 @@ def shards(cluster_run) -> list[Path]:
 @pytest.fixture(scope="module")
 def merged(shards, tmp_path_factory) -> Path:
     """``schedbench merge`` of the cluster run's shards, given out of order."""
-    out = tmp_path_factory.mktemp("merge") / "merged"
-    done = schedbench("merge", *map(str, reversed(shards)), "--out", str(out))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out
+
+    def build(folder: Path) -> Path:
+        done = schedbench("merge", *map(str, reversed(shards)), "--out", str(folder / "merged"))
+        assert done.returncode == 0, done.stderr[-3000:]
+        return folder / "merged"
+
+    return once(tmp_path_factory, "cluster-merged", build)
 
 
 def test_a_run_on_a_local_cluster_is_the_one_host_run(one_host, cluster_run):

@@ -14,6 +14,7 @@ import pytest
 
 from bench.errors import MergeError
 from bench.results.merge import merge
+from tests.once import once
 from tests.run_folders import outcomes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,17 +38,19 @@ def schedbench(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def decided(tmp_path_factory) -> dict[str, Path]:
-    base = tmp_path_factory.mktemp("decide-cluster")
-    workload = base / "tiny.yaml"
-    workload.write_text(WORKLOAD)
-    out = {"workload": workload, "one": base / "one", "merged": base / "merged"}
-    done = schedbench("decide", str(workload), "--quick", "--out", str(out["one"]))
-    assert done.returncode == 0, done.stderr[-3000:]
-    done = schedbench(
-        "decide", str(workload), "--quick", "--cluster", "local", "--out", str(out["merged"])
-    )
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    return out
+    def build(base: Path) -> dict[str, Path]:
+        workload = base / "tiny.yaml"
+        workload.write_text(WORKLOAD)
+        out = {"workload": workload, "one": base / "one", "merged": base / "merged"}
+        done = schedbench("decide", str(workload), "--quick", "--out", str(out["one"]))
+        assert done.returncode == 0, done.stderr[-3000:]
+        done = schedbench(
+            "decide", str(workload), "--quick", "--cluster", "local", "--out", str(out["merged"])
+        )
+        assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+        return out
+
+    return once(tmp_path_factory, "decide-cluster", build)
 
 
 def test_a_decide_on_a_local_cluster_answers_as_on_one_host(decided):

@@ -21,6 +21,7 @@ import pytest
 
 from bench.engines.registry import REGISTRY, REPRESENTATIVE, SPECS
 from bench.envs import MAIN, ensure
+from tests.once import once
 
 ROOT = Path(__file__).resolve().parents[2]
 # every peer framework's engine with its defaults (the -retries variants run faults only)
@@ -120,9 +121,12 @@ def peer_run(tmp_path_factory) -> tuple[list[dict], dict]:
     run`` (its timed rows and meta.json): the worker path and every environment's record.
     Every other peer engine plays them in ``env_checks`` (a worker's start is its
     framework's import, seconds each)."""
-    base = tmp_path_factory.mktemp("peers")
-    rows = quick_run(base, PROD_PEERS, QUICK)
-    return rows, json.loads((base / "run" / "meta.json").read_text())
+
+    def build(base: Path) -> tuple[list[dict], dict]:
+        rows = quick_run(base, PROD_PEERS, QUICK)
+        return rows, json.loads((base / "run" / "meta.json").read_text())
+
+    return tuple(once(tmp_path_factory, "peer-run", build))
 
 
 def environments() -> dict[str, list[str]]:
@@ -135,20 +139,24 @@ def environments() -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def env_checks() -> dict[str, dict]:
+def env_checks(tmp_path_factory) -> dict[str, dict]:
     """``ENV_CHECK`` in every environment (a framework's import is seconds: one per env)."""
-    checks = {}
-    for env_name, names in environments().items():
-        played = [n for n in names if n in ALL_PEER_ENGINES]
-        guarded = [n for n in names if n in PROD_PEERS]
-        lists = (names, played, guarded, QUICK + TRANSPORT_FAULTS, GUARD_SCENARIOS)
-        done = subprocess.run(
-            [ensure(env_name).python, "-c", ENV_CHECK, *(",".join(x) for x in lists)],
-            capture_output=True, text=True, cwd=ROOT, timeout=600,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-        checks[env_name] = json.loads(done.stdout.splitlines()[-1])
-    return checks
+
+    def build(_folder: Path) -> dict[str, dict]:
+        checks = {}
+        for env_name, names in environments().items():
+            played = [n for n in names if n in ALL_PEER_ENGINES]
+            guarded = [n for n in names if n in PROD_PEERS]
+            lists = (names, played, guarded, QUICK + TRANSPORT_FAULTS, GUARD_SCENARIOS)
+            done = subprocess.run(
+                [ensure(env_name).python, "-c", ENV_CHECK, *(",".join(x) for x in lists)],
+                capture_output=True, text=True, cwd=ROOT, timeout=600,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            checks[env_name] = json.loads(done.stdout.splitlines()[-1])
+        return checks
+
+    return once(tmp_path_factory, "peer-env-checks", build)
 
 
 def test_the_peers_are_the_frameworks_users_expect_with_their_configurations():

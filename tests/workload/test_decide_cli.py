@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from bench.runner.phases.load.plan import scripted_latency_ms
 from scenarios import load_scenarios
+from tests.once import Completed, once
 from tests.runner.conftest import ROOT
 
 pytestmark = pytest.mark.timeout(900)
@@ -36,20 +38,31 @@ HOST_RATE = 4.0
 
 
 @pytest.fixture(scope="module")
-def decided(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
-    base = tmp_path_factory.mktemp("decide")
-    workload = base / "tiny.yaml"
-    workload.write_text(WORKLOAD)
-    out = base / "run"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.cli", "decide", str(workload), "--quick", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=850,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return out, done
+def decided(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Completed]:
+    def build(base: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        workload = base / "tiny.yaml"
+        workload.write_text(WORKLOAD)
+        out = base / "run"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench.cli",
+                "decide",
+                str(workload),
+                "--quick",
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=850,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        return out, done
+
+    return tuple(once(tmp_path_factory, "decide-cli", build))
 
 
 def jsonl(path: Path) -> list[dict]:
@@ -196,8 +209,9 @@ def test_every_number_of_the_page_recomputes_from_the_files(decided) -> None:
 
 
 def test_the_answer_is_written_again_from_the_folder(decided, tmp_path: Path) -> None:
-    out, _ = decided
-    first = (out / "decision.md").read_text()
+    run, _ = decided
+    first = (run / "decision.md").read_text()
+    out = shutil.copytree(run, tmp_path / "run")  # the other tests read the run meanwhile
     workload = tmp_path / "tiny.yaml"
     workload.write_text(WORKLOAD)
     done = subprocess.run(
@@ -210,5 +224,5 @@ def test_the_answer_is_written_again_from_the_folder(decided, tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     again = (out / "decision.md").read_text()
     # the same numbers (only the workload's path differs)
-    assert again.replace(str(workload), "W") == first.replace(str(out.parent / "tiny.yaml"), "W")
+    assert again.replace(str(workload), "W") == first.replace(str(run.parent / "tiny.yaml"), "W")
     assert not math.isnan(json.loads((out / "decision.json").read_text())["host_rate"])
