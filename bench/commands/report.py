@@ -24,9 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bench.errors import RunFolderError
     from bench.report.build import build_report
     from bench.report.from_folder import load_run_dir
-    from bench.results.folder import RunFolderError
 
     run_dir = Path(args.run_dir)
     # an unreadable run folder (RunFolderError) is one line and exit 2 (bench.cli)

@@ -30,11 +30,12 @@ from typing import Any
 
 import pandas as pd
 
+from bench.errors import NotARunFolder
 from bench.model.scenarios import happy_paths
 from bench.report.frames import RUN_COLUMNS, RunData
 from bench.results import metrics
 from bench.results.files import FOOTPRINT, THROUGHPUT
-from bench.results.folder import NotARunFolder, RunFolder, load_run_folder
+from bench.results.folder import RunFolder, load_run_folder
 from bench.results.rows import RunRow, TtftRow
 
 # the report's run columns, read from the row of the same name (latency_profile is the row's latency)

@@ -41,7 +41,8 @@ from typing import Any
 from bench.errors import MergeError, RowRejected
 from bench.results import metrics, stats
 from bench.results.files import FOOTPRINT, LOAD, META, RUNS, THROUGHPUT, TTFT, VERSIONS
-from bench.results.store import RunStore, read_meta
+from bench.results.folder import read_meta
+from bench.results.store import RunStore
 
 ROW_FILES = (RUNS, TTFT, THROUGHPUT, FOOTPRINT, LOAD)
 PHASES = ("footprint", "versions", "ttft", "throughput", "load")

@@ -121,7 +121,7 @@ def cell_key(row: object) -> CellKey:
 
 def baseline_key(key: CellKey) -> CellKey:
     """The ``raw`` engine's cell on the same scenario, profile and transport."""
-    return (BASELINE, *key[1:])  # type: ignore[return-value]
+    return (BASELINE, *key[1:])
 
 
 def cells(rows: Iterable[RunRow]) -> dict[CellKey, list[RunRow]]:

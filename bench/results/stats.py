@@ -184,7 +184,7 @@ def bootstrap(
         if array.size < 2:
             return _estimate(point, np.full(resamples, math.nan), confidence)
         picks = rng.integers(0, array.size, size=(resamples, array.size))
-        drawn = np.asarray(statistic(array[picks], axis=1), dtype=float)  # type: ignore[call-overload]
+        drawn = np.asarray(statistic(array[picks], axis=1), dtype=float)
         return _estimate(point, drawn, confidence)
     labels = list(dict.fromkeys(g for _, g in pairs))
     members = [np.asarray([v for v, g in pairs if g == label]) for label in labels]

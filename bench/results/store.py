@@ -14,8 +14,9 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from bench.errors import BadMeta
 from bench.results.files import LOGS, META, RUNS, clean, dumps_line
-from bench.results.folder import BadMeta, check_written, read_meta, read_rows
+from bench.results.folder import check_written, read_meta, read_rows
 
 
 class RunStore:
