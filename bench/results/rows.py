@@ -41,16 +41,13 @@ class Row(BaseModel):
     host: str | None = None
 
 
-class RunRow(Row):
-    """One line of runs.jsonl: one run of one engine on one scenario."""
+class RunMeasurement(Row):
+    """What a worker measures of one run (``bench.runner.measured`` builds it): a runs.jsonl
+    row less what the parent adds, which run it was (``RunRow``). Only ever written, so a
+    field it does not declare is refused (a typo such as ``wal_ms``)."""
 
-    engine: str
-    scenario: str
-    latency: str  # the mock's latency profile: zero, realistic (ttft.jsonl: ttft)
-    transport: str  # inprocess or loopback
-    round: int = Field(ge=0)  # a fresh worker per engine and round
-    repeat: int = Field(ge=0)
-    phase: Literal["timed", "warmup"]
+    model_config = ConfigDict(extra="forbid")
+
     status: str | None = None  # completed, failed, aborted, error
     termination: str | None = None
     error: str | None = None
@@ -89,6 +86,21 @@ class RunRow(Row):
     extra: dict[str, Any] = Field(default_factory=dict)
     pid: int | None = None
     ended_at: float | None = None
+
+
+class RunRow(RunMeasurement):
+    """One line of runs.jsonl: one run of one engine on one scenario (the worker's
+    ``RunMeasurement`` and which run it was)."""
+
+    model_config = ConfigDict(extra="allow")  # read open (see the module's docstring)
+
+    engine: str
+    scenario: str
+    latency: str  # the mock's latency profile: zero, realistic (ttft.jsonl: ttft)
+    transport: str  # inprocess or loopback
+    round: int = Field(ge=0)  # a fresh worker per engine and round
+    repeat: int = Field(ge=0)
+    phase: Literal["timed", "warmup"]
     crashed: bool = False  # written by the parent for runs a dead worker owed
 
 
@@ -115,13 +127,20 @@ def run_overhead_ms(row: object) -> float | None:
     return wall
 
 
-class TtftRow(RunRow):
-    """One line of ttft.jsonl: a run of the TTFT phase (a runs.jsonl row plus the floor)."""
+class TtftMeasurement(RunMeasurement):
+    """What a worker measures of one run of the TTFT phase: a run's measurement plus the
+    time to the first token against the scripted floor."""
 
     floor_ttft_ms: float | None = None
     scripted_ttft_ms: float | None = None
     ttft_overhead_ms: float | None = None
     streamed_requests: int | None = None
+
+
+class TtftRow(RunRow, TtftMeasurement):
+    """One line of ttft.jsonl: a run of the TTFT phase (a runs.jsonl row plus the floor)."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class ThroughputRow(Row):

@@ -1,6 +1,8 @@
-"""The row a worker writes for one measured run (runs.jsonl, ttft.jsonl): the run's record
-turned into the fields of ``bench.results.rows.RunRow`` the worker measures (the parent adds
-the identifying ones). Free of side effects on import, unlike the worker's entry module
+"""What a worker writes of one measured run (runs.jsonl, ttft.jsonl): the run's record turned
+into a ``bench.results.rows.RunMeasurement`` (``TtftMeasurement`` in the TTFT phase), built
+from the fields as they are written (JSON) and checked by the row model itself: a field it
+does not declare, or of the wrong type, is refused here, in the worker. The parent adds which
+run it was (``RunRow``). Free of side effects on import, unlike the worker's entry module
 (``bench.runner.run_worker`` installs the waits accounting when imported)."""
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import time
 from typing import Any
 
 from bench.engines.base import RunRecord
+from bench.results.files import dumps_line
+from bench.results.rows import RunMeasurement, TtftMeasurement
 from bench.runner.expectations import observed
 from scenarios import Scenario
 from scenarios.expect import misses
@@ -30,6 +34,11 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _measurement(model: type[RunMeasurement], fields: dict[str, Any]) -> RunMeasurement:
+    """``fields`` as the model reads them back from the line they are written as."""
+    return model.model_validate_json(dumps_line(fields))
+
+
 def record_row(
     record: RunRecord,
     scenario: Scenario,
@@ -37,10 +46,14 @@ def record_row(
     outer_ms: float,
     collections: int,
     referee: tuple[float, float] | None = None,
-) -> dict[str, Any]:
-    """The runs.jsonl fields measured by the worker (the parent adds the identifying ones).
+    *,
+    ttft_floor_ms: float | None = None,
+    ttft: bool = False,
+) -> RunMeasurement:
+    """What the worker measured of one run (the parent adds which run it was).
 
-    ``referee``: the in-process mock's (wall, CPU) ms spent answering this run's requests;
+    ``ttft``: a run of the TTFT phase (a ``TtftMeasurement``, against ``ttft_floor_ms``, the
+    mock's scripted time to the first answer token). ``referee``: the in-process mock's (wall, CPU) ms spent answering this run's requests;
     the overhead and the CPU are the engine's without it (``process_cpu_ms`` keeps the whole).
     Over loopback the mock runs in its own process and is in neither (``None``). The overhead
     also leaves out the run's waits by choice (``waited_ms``: retry backoff)."""
@@ -50,7 +63,7 @@ def record_row(
     cpu = record.cpu_ms - (referee_cpu_ms or 0.0)
     seen = observed(record, scenario)
     failures = misses(scenario.expect.for_engine(engine), seen)
-    return {
+    fields = {
         "status": record.status,
         "termination": record.termination,
         "error": truncate(record.error, MAX_ERROR_CHARS),
@@ -87,9 +100,12 @@ def record_row(
         "pid": os.getpid(),
         "ended_at": time.time(),
     }
+    if ttft:
+        return _measurement(TtftMeasurement, fields | _ttft_fields(record, ttft_floor_ms))
+    return _measurement(RunMeasurement, fields)
 
 
-def ttft_fields(record: RunRecord, floor_ms: float | None) -> dict[str, Any]:
+def _ttft_fields(record: RunRecord, floor_ms: float | None) -> dict[str, Any]:
     """The ttft.jsonl fields on top of a runs.jsonl row (see bench.engines.kit.ttft)."""
     ttft = _finite(record.ttft_ms)
     scripted = _finite(record.scripted_ttft_ms)
@@ -103,14 +119,17 @@ def ttft_fields(record: RunRecord, floor_ms: float | None) -> dict[str, Any]:
     }
 
 
-def error_row(message: str) -> dict[str, Any]:
+def error_row(message: str, termination: str = "harness_error") -> RunMeasurement:
     """A run that produced no RunRecord (prepare failed, or the engine broke its contract)."""
-    return {
-        "status": "error",
-        "termination": "harness_error",
-        "error": truncate(message, MAX_ERROR_CHARS),
-        "expect_ok": False,
-        "expect_failures": ["no record"],
-        "pid": os.getpid(),
-        "ended_at": time.time(),
-    }
+    return _measurement(
+        RunMeasurement,
+        {
+            "status": "error",
+            "termination": termination,
+            "error": truncate(message, MAX_ERROR_CHARS),
+            "expect_ok": False,
+            "expect_failures": ["no record"],
+            "pid": os.getpid(),
+            "ended_at": time.time(),
+        },
+    )

@@ -73,7 +73,8 @@ from bench.engines.plugins import create_engine
 from bench.referee import LatencyProfile, MockLLM
 from bench.referee.tokens import request_tokens
 from bench.referee.transport import BASE_URL
-from bench.runner.measured import MAX_ERROR_CHARS, error_row, record_row, truncate, ttft_fields
+from bench.results.rows import RunMeasurement
+from bench.runner.measured import MAX_ERROR_CHARS, error_row, record_row, truncate
 from bench.runner.offline import offline_env
 from bench.runner.phases.load.session import LoadSession
 from scenarios import HandlerPolicy, Scenario, load_scenarios
@@ -135,15 +136,14 @@ def limit_memory(budget_mb: int) -> dict[str, Any]:
     return {"memory_cap_mb": budget_mb, "address_space_limit_mb": round(limit / 2**20)}
 
 
-def memory_error_row(budget_mb: int | None, where: str) -> dict[str, Any]:
+def memory_error_row(budget_mb: int | None, where: str) -> RunMeasurement:
     """A run stopped by the worker's memory cap."""
     gc.collect()
-    row = error_row(
+    return error_row(
         f"MemoryError in {where}: the run needed more than the worker's memory cap "
-        f"({budget_mb} MiB above its size when ready; {MEMORY_ENV} sets it)"
+        f"({budget_mb} MiB above its size when ready; {MEMORY_ENV} sets it)",
+        termination="memory_limit",
     )
-    row["termination"] = "memory_limit"
-    return row
 
 
 def _tool_ran_out_of_memory(record: RunRecord) -> bool:
@@ -202,6 +202,11 @@ class Worker:
     def send(self, message: dict[str, Any]) -> None:
         self.out.write(json.dumps(message, default=str) + "\n")
         self.out.flush()
+
+    def send_run(self, phase: str, index: int, row: RunMeasurement) -> None:
+        """One run's measurement, the fields it was built from (``exclude_unset``)."""
+        fields = row.model_dump(mode="json", exclude_unset=True)
+        self.send({"type": "run", "phase": phase, "index": index, "row": fields})
 
     def mock(self, latency: str) -> MockLLM:
         mock = self._mocks.get(latency)
@@ -285,7 +290,7 @@ class Worker:
             else:
                 row = error_row("prepare failed: " + traceback.format_exc(limit=5))
             for index in repeats:
-                self.send({"type": "run", "phase": "timed", "index": index, "row": row})
+                self.send_run("timed", index, row)
             return
         plan = [("warmup", i) for i in range(warmup)] + [("timed", i) for i in repeats]
         for n, (phase, index) in enumerate(plan):
@@ -307,14 +312,14 @@ class Worker:
                         outer_ms,
                         collections,
                         self.referee_time(latency),
+                        ttft=stream_tokens,
+                        ttft_floor_ms=floor_ms,
                     )
-                    if stream_tokens:
-                        row.update(ttft_fields(record, floor_ms))
             except MemoryError:
                 row = memory_error_row(self.memory_budget_mb, "the run")
             except Exception:
                 row = error_row("engine.run raised: " + traceback.format_exc(limit=5))
-            self.send({"type": "run", "phase": phase, "index": index, "row": row})
+            self.send_run(phase, index, row)
 
     async def throughput(self, command: dict[str, Any]) -> None:
         """Keep ``concurrency`` runs in flight on one shared prepared agent, as a service would."""

@@ -86,7 +86,7 @@ async def main(names, played, guarded, quick, guards):
                 row = record_row(record, scenarios[scenario], name, time.perf_counter() - start, 0)
             except Exception as exc:  # as the worker writes it
                 row = error_row(f"engine.run raised: {exc!r}")
-            rows[f"{name} {scenario}"] = {k: row[k] for k in ("status", "termination", "error", "expect_ok")}
+            rows[f"{name} {scenario}"] = row.model_dump(include={"status", "termination", "error", "expect_ok"})
         for scenario in guards if name in guarded else ():
             ctx = RunContext(scenario=scenarios[scenario], mock=mock, base_url=BASE_URL)
             prepared = await engine.prepare(ctx)  # once: a service's agent, reused

@@ -50,11 +50,23 @@ def test_record_row_writes_the_waits_and_leaves_them_out_of_the_overhead():
     )
     scenario = load_scenarios()["tool_flaky"]
     row = record_row(record, scenario, "lc-create-agent-prod", 401.0, 0, referee=(2.0, 1.0))
-    assert (row["waited_ms"], row["wait_count"]) == (300.0, 2)
-    assert row["overhead_ms"] == 400.0 - 50.0 - 1.0 - 300.0 - 2.0
-    assert row["overhead_per_step_ms"] == row["overhead_ms"] / 2
-    parsed = RunRow.model_validate_json(json.dumps({**IDENTITY, **row}))  # as read back
+    assert (row.waited_ms, row.wait_count) == (300.0, 2)
+    assert row.overhead_ms == 400.0 - 50.0 - 1.0 - 300.0 - 2.0
+    assert row.overhead_per_step_ms == row.overhead_ms / 2
+    written = row.model_dump(mode="json", exclude_unset=True)  # as the worker sends it
+    parsed = RunRow.model_validate_json(json.dumps({**IDENTITY, **written}))  # as read back
     assert parsed.waited_ms == 300.0 and parsed.wait_count == 2
+
+
+def test_the_worker_cannot_build_a_measurement_with_a_field_the_row_does_not_declare():
+    from pydantic import ValidationError
+
+    from bench.results.rows import RunMeasurement
+
+    with pytest.raises(ValidationError, match="wal_ms"):
+        RunMeasurement.model_validate_json(json.dumps({"status": "completed", "wal_ms": 12.5}))
+    with pytest.raises(ValidationError, match="wall_ms"):
+        RunMeasurement.model_validate_json(json.dumps({"wall_ms": "12.5"}))  # a string
 
 
 def test_a_row_written_before_waited_ms_still_loads_as_unknown():
