@@ -32,6 +32,7 @@ from bench.catalogue.simplicity import PROGRAMS, run_program
 from bench.catalogue.table import CELLS, FAMILIES, Cell
 from bench.engines.codesize import measure_target
 from bench.results.files import CATALOGUE, clean
+from bench.runner.channel import last_message
 
 SCHEMA_VERSION = 1
 WORKER_TIMEOUT_S = 600.0  # a peer environment's whole catalogue: seconds, unless it hangs
@@ -109,10 +110,11 @@ def run_in_environment(environment: str, engines: list[str], say: Progress) -> d
     )
     for line in done.stderr.splitlines():
         say(line)
-    if done.returncode != 0:
+    message = last_message(done.stdout, "catalogue")
+    if done.returncode != 0 or message is None:
         reason = f"the {environment} worker exited {done.returncode}: {done.stderr[-500:]}"
         return {"skipped": [{"engine": e, "reason": reason} for e in engines]}
-    return json.loads(done.stdout)
+    return dict(message["data"])
 
 
 async def run_catalogue(

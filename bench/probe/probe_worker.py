@@ -2,42 +2,29 @@
 
 Imports the harness, then the engine, then probes each scenario asked for (``--scenarios``,
 plus the marginal variants of ``--marginal``) on one event loop, and writes one JSON line per
-scenario on its *original* stdout (fd 1 then points at stderr, so nothing an engine prints
-can corrupt the stream), then ``{"type": "done"}``.
+scenario (a ``row`` message of ``bench.runner.channel``, the harness's one worker protocol),
+then ``done``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import time
 import traceback
-from typing import IO, Any
 
 from bench.probe.measure import TimedMock, counts_only, plan_named, probe_scenario
 from bench.probe.variants import marginal_variants
 from bench.referee import LatencyProfile
 from bench.referee.tokens import request_tokens
+from bench.runner.channel import Channel
 from bench.runner.offline import offline_env
 from scenarios import load_scenarios
 
 
-def _claim_stdout() -> IO[str]:
-    sys.stdout.flush()
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    return out
-
-
-def _send(out: IO[str], message: dict[str, Any]) -> None:
-    out.write(json.dumps(message, default=str) + "\n")
-    out.flush()
-
-
-async def _probe(args: argparse.Namespace, out: IO[str]) -> None:
+async def _probe(args: argparse.Namespace, channel: Channel) -> None:
     from bench.engines.common import RecordingEngine
     from bench.engines.plugins import create_engine
 
@@ -68,7 +55,7 @@ async def _probe(args: argparse.Namespace, out: IO[str]) -> None:
         except Exception:
             row = {"status": "error", "error": traceback.format_exc(limit=8)[-2000:]}
         row["probe_s"] = time.perf_counter() - begun
-        _send(out, {"type": "row", "row": {**base, **row}})
+        channel.send("row", row={**base, **row})
     await engine.aclose()
 
 
@@ -84,17 +71,15 @@ def main(argv: list[str] | None = None) -> int:
         "--plan", default="full", help="a plan of bench.probe.measure.PLANS (default: full)"
     )
     args = parser.parse_args(argv)
-    out = _claim_stdout()
+    channel = Channel.claim()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
-        loop.run_until_complete(_probe(args, out))
+        loop.run_until_complete(_probe(args, channel))
     except BaseException:
-        _send(out, {"type": "fatal", "error": traceback.format_exc()[-4000:]})
-        out.flush()
+        channel.fatal()
         os._exit(1)
-    _send(out, {"type": "done"})
-    out.flush()
+    channel.send("done")
     os._exit(0)  # hung sync tool threads (bench.engines.kit.tools) would block a normal exit
 
 

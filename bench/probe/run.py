@@ -10,7 +10,6 @@ framework) or is measured for its outcomes only is listed with ``status: skipped
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ from bench.errors import EnvironmentUnavailable
 from bench.probe.variants import MARGINAL_SCENARIO
 from bench.results.files import PROFILE
 from bench.results.store import RunStore
+from bench.runner.channel import FATAL, GARBAGE, read_message
 from bench.runner.process import worker_env
 from scenarios import Scenario
 
@@ -143,16 +143,15 @@ def _run_worker(
         try:
             assert process.stdout is not None
             for line in process.stdout:
-                try:
-                    message = json.loads(line)
-                except ValueError:
+                message = read_message(line)
+                if message["type"] == GARBAGE:
                     fatal = f"the worker broke the protocol: {line[:200]!r}"
                     break
-                if message.get("type") == "row":
+                if message["type"] == "row":
                     emit(message["row"])
-                elif message.get("type") == "fatal":
+                elif message["type"] == FATAL:
                     fatal = message.get("error", "").strip()
-                elif message.get("type") == "done":
+                elif message["type"] == "done":
                     done = True
         finally:
             timer.cancel()

@@ -21,6 +21,7 @@ from bench import PROJECT_ROOT
 from bench.engines.registry import REGISTRY
 from bench.envs import MAIN
 from bench.errors import WorkerError
+from bench.runner.channel import FATAL, GARBAGE, read_message
 from bench.runner.offline import offline_env
 
 SPAWN_TIMEOUT_S = 180.0
@@ -96,11 +97,7 @@ class WorkerProcess:
             line = line.strip()
             if not line:
                 continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = {"type": "garbage", "line": line[:500]}
-            self._messages.put(message)
+            self._messages.put(read_message(line))
         self._messages.put(None)
 
     def alive(self) -> bool:
@@ -123,9 +120,9 @@ class WorkerProcess:
             ) from None
         if message is None:
             raise WorkerError(f"worker {self.pid} died ({self._exit_text()})")
-        if message.get("type") == "fatal":
+        if message["type"] == FATAL:
             raise WorkerError(f"worker {self.pid} failed: {message.get('error', '').strip()}")
-        if message.get("type") == "garbage":
+        if message["type"] == GARBAGE:
             raise WorkerError(f"worker {self.pid} broke the protocol: {message['line']!r}")
         return message
 

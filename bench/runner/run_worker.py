@@ -63,7 +63,7 @@ import sys
 import time
 import traceback
 from collections import Counter
-from typing import IO, Any
+from typing import Any
 
 from bench.engines.base import RunContext, RunRecord
 from bench.engines.kit.runlog import set_ordinal
@@ -74,6 +74,7 @@ from bench.referee import LatencyProfile, MockLLM
 from bench.referee.tokens import request_tokens
 from bench.referee.transport import BASE_URL
 from bench.results.rows import RunMeasurement
+from bench.runner.channel import Channel
 from bench.runner.measured import MAX_ERROR_CHARS, error_row, record_row, truncate
 from bench.runner.offline import offline_env
 from bench.runner.phases.load.session import LoadSession
@@ -185,28 +186,24 @@ class Worker:
         scenarios: dict[str, Scenario],
         transport: str,
         base_urls: dict[str, str],
-        out: IO[str],
+        channel: Channel,
     ):
         self.engine_name = engine_name
         self.engine = engine
         self.scenarios = scenarios
         self.transport = transport
         self.base_urls = base_urls
-        self.out = out
+        self.channel = channel
         self._mocks: dict[str, MockLLM] = {}
         self.memory_budget_mb: int | None = None  # set when the cap is in force
         self.load = LoadSession(engine_name, engine, scenarios, self.context)
 
     # -- plumbing ------------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps(message, default=str) + "\n")
-        self.out.flush()
-
     def send_run(self, phase: str, index: int, row: RunMeasurement) -> None:
         """One run's measurement, the fields it was built from (``exclude_unset``)."""
         fields = row.model_dump(mode="json", exclude_unset=True)
-        self.send({"type": "run", "phase": phase, "index": index, "row": fields})
+        self.channel.send("run", phase=phase, index=index, row=fields)
 
     def mock(self, latency: str) -> MockLLM:
         mock = self._mocks.get(latency)
@@ -379,7 +376,7 @@ class Worker:
             "pid": os.getpid(),
             "ended_at": time.time(),
         }
-        self.send({"type": "throughput", "row": row})
+        self.channel.send("throughput", row=row)
 
 
 def _post_reset(base_url: str) -> None:
@@ -394,14 +391,6 @@ def _post_reset(base_url: str) -> None:
         connection.getresponse().read()
     finally:
         connection.close()
-
-
-def _claim_stdout() -> IO[str]:
-    """The protocol stream: a private copy of fd 1; fd 1 itself then goes to stderr."""
-    sys.stdout.flush()
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    return out
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -421,7 +410,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     offline_env(os.environ)  # before the engine's framework is imported
     args = _parse(argv)
-    out = _claim_stdout()
+    channel = Channel.claim()
     try:
         allow_handlers(HandlerPolicy.from_dirs(args.handlers_from, trust_all=args.trust_handlers))
         budget_mb = memory_budget_mb()
@@ -434,13 +423,12 @@ def main(argv: list[str] | None = None) -> int:
         engine = create_engine(args.engine)
         import_ms = (time.perf_counter() - start) * 1000
     except BaseException:
-        out.write(json.dumps({"type": "fatal", "error": traceback.format_exc()}) + "\n")
-        out.flush()
+        channel.fatal(limit_chars=100_000)
         return 1
     modules_after_import = len(sys.modules)
     rss_after_import = rss_mb()
     base_urls = dict(item.split("=", 1) for item in args.base_url)
-    worker = Worker(args.engine, engine, scenarios, args.transport, base_urls, out)
+    worker = Worker(args.engine, engine, scenarios, args.transport, base_urls, channel)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     footprint: dict[str, Any] = {
@@ -459,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     footprint["peak_rss_mb"] = peak_rss_mb()
     footprint.update(limit_memory(budget_mb))
     worker.memory_budget_mb = budget_mb
-    worker.send({"type": "ready", "footprint": footprint})
+    channel.send("ready", footprint=footprint)
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -468,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if op == "batch":
                 loop.run_until_complete(worker.batch(command))
-                worker.send({"type": "batch_done"})
+                channel.send("batch_done")
             elif op == "throughput":
                 loop.run_until_complete(worker.throughput(command))
             elif op == "load_prepare":
@@ -476,20 +464,17 @@ def main(argv: list[str] | None = None) -> int:
                 loop.run_until_complete(
                     worker.load.prepare(command["scenario"], command["latency"], warmup)
                 )
-                worker.send({"type": "load_ready"})
+                channel.send("load_ready")
             elif op == "load":
-                worker.send(
-                    {"type": "load", "row": loop.run_until_complete(worker.load.level(command))}
-                )
+                channel.send("load", row=loop.run_until_complete(worker.load.level(command)))
             elif op == "exit":
                 break
             else:
                 raise ValueError(f"unknown command {op!r}")
         except Exception:
-            worker.send({"type": "fatal", "error": traceback.format_exc()})
-            out.flush()
+            channel.fatal(limit_chars=100_000)
             os._exit(1)
-    out.flush()
+    channel.out.flush()
     # hung sync tool threads (see bench.engines.kit.tools) would block a normal interpreter exit
     os._exit(0)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 from typing import Any
 
@@ -17,6 +16,7 @@ from bench.catalogue.run import environment_of
 from bench.catalogue.table import BASELINE, CELLS, FAMILIES, Cell
 from bench.engines.codesize import measure_target
 from bench.envs import ensure
+from bench.runner.channel import last_message
 from scenarios import load_scenarios
 
 
@@ -97,6 +97,8 @@ def test_every_check_fails_on_the_plain_agent(engine: str) -> None:
             cwd=PROJECT_ROOT,
         )
         assert done.returncode == 0, done.stderr[-2000:]
-        found = json.loads(done.stdout.splitlines()[-1])
+        message = last_message(done.stdout, "plain")
+        assert message is not None, done.stdout[-2000:]
+        found = message["failures"]
     assert [key for key, problems in found.items() if not problems] == []
     assert set(found) == set(BY_KEY)

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.model.scenarios import reference_scenario
+from bench.runner.channel import Channel, last_message
 from bench.runner.offline import PLACEHOLDER_KEY, offline_env
 
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
@@ -216,11 +217,11 @@ def _fresh_run(python: str, line: str, fixed_for: str | None) -> dict[str, Any]:
     done = subprocess.run(
         command, capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=300, check=False
     )
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
+    message = last_message(done.stdout, "program")
+    if done.returncode != 0 or message is None:
         tail = done.stderr.strip()[-1000:]
         return {"ran": False, "error": f"the program's run broke: {tail}", "warnings": []}
-    return dict(json.loads(lines[-1]))
+    return dict(message["result"])
 
 
 def probe(engine_name: str, python: str = sys.executable) -> dict[str, Any]:
@@ -269,11 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     if (args.engine is None) == (args.program is None):
         parser.error("give an engine or --program LINE")
     offline_env(os.environ)
-    if args.program is not None:
-        out = run_program(args.program, args.fixed_for)
-    else:
-        out = probe(args.engine)
-    print(json.dumps(out, sort_keys=True))
+    if args.program is None:  # by hand: the whole probe, printed
+        print(json.dumps(probe(args.engine), sort_keys=True))
+        return 0
+    channel = Channel.claim()  # the program runs in this process: what it prints is not ours
+    channel.send("program", result=run_program(args.program, args.fixed_for))
     return 0
 
 
