@@ -4,6 +4,7 @@ everywhere, and count each side's configuration and owned code the same way."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from bench.engines import codesize
 
@@ -184,8 +185,12 @@ def test_a_cached_count_is_the_count_of_the_same_text(tmp_path, monkeypatch) -> 
     assert codesize.measure_target("m.py::f", tmp_path) == fresh  # no cache at all
     # an edited file is counted again, not read from the cache
     (tmp_path / "m.py").write_text(COMPACT.replace("return json", "x = 1\n    return json"))
-    edited = codesize.measure_target("m.py::f", tmp_path, again)
-    assert edited.statements == fresh.statements + 1 and len(again.known) == 2
+    after = codesize._Counts(codesize.cache_file())  # the next measure
+    edited = codesize.measure_target("m.py::f", tmp_path, after)
+    assert edited.statements == fresh.statements + 1
+    after.save()  # the old text's count was not used: it is dropped
+    kept = codesize._Counts(codesize.cache_file())
+    assert list(kept.known.values()) == [list(dataclasses.asdict(edited).values())]
     # a cache file that is not JSON costs only time
     codesize.cache_file().write_text("{not json")
     assert (

@@ -153,7 +153,9 @@ _RULES = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]  # the cou
 
 
 class _Counts:
-    """The cache of counts: read once, written back (atomically) if anything was added."""
+    """The cache of counts: read once; written back (atomically) with only the entries this
+    measure used, when it added one or left one unused (an edited file's old counts would
+    otherwise pile up, one entry per version ever counted)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -162,26 +164,26 @@ class _Counts:
         except (OSError, ValueError):
             data = {}
         self.known: dict[str, list[int]] = data if isinstance(data, dict) else {}
-        self.added = False
+        self.used: dict[str, list[int]] = {}
 
     def count(self, source: str, name: str = "") -> Size:
         key = hashlib.sha256(f"{_RULES}\0{name}\0{source}".encode()).hexdigest()
         cached = self.known.get(key)
         if isinstance(cached, list) and len(cached) == 5:
+            self.used[key] = cached
             return Size(*cached)
         size = _count_named(source, name)
-        self.known[key] = list(asdict(size).values())
-        self.added = True
+        self.used[key] = list(asdict(size).values())
         return size
 
     def save(self) -> None:
-        if not self.added:
+        if self.used == self.known:
             return
         try:  # a cache that cannot be written only costs time
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(self.known, out)
+                json.dump(self.used, out)
             os.replace(tmp, self.path)
         except OSError:
             pass
