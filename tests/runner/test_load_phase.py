@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ from bench.cli import main
 from bench.results import metrics
 from bench.results.folder import load_run_folder
 from bench.runner.phases.load import plan as loadplan
+from tests.once import once
 from tests.runner.conftest import ROOT, SCENARIO_DIR, schedbench_env
 
 LOAD_ENGINES = ("raw", "fake-hog", "fake-wrong", "fake-failing")
@@ -20,16 +22,19 @@ LOAD_ENGINES = ("raw", "fake-hog", "fake-wrong", "fake-failing")
 
 @pytest.fixture(scope="module")
 def load_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("load") / "run"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.cli", "run", "--quick", "--out", str(out),
-         "--engines", "raw", "--scenarios", "customer_returns",
-         "--scenario-dir", str(SCENARIO_DIR), "--no-throughput", "--no-footprint",
-         "--no-ttft", "--load-engines", ",".join(LOAD_ENGINES), "--load-processes", "1,2"],
-        cwd=ROOT, env=schedbench_env(), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-4000:]
-    return out, done
+    def build(folder):
+        out = folder / "run"
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.cli", "run", "--quick", "--out", str(out),
+             "--engines", "raw", "--scenarios", "customer_returns",
+             "--scenario-dir", str(SCENARIO_DIR), "--no-throughput", "--no-footprint",
+             "--no-ttft", "--load-engines", ",".join(LOAD_ENGINES), "--load-processes", "1,2"],
+            cwd=ROOT, env=schedbench_env(), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-4000:]
+        return out, done
+
+    return tuple(once(tmp_path_factory, "load-run", build))
 
 
 def levels_of(out):
@@ -123,7 +128,7 @@ def test_load_csv_has_a_row_per_level(load_run):
 
 
 def test_resume_measures_no_level_twice(load_run, tmp_path):
-    out, _ = load_run
+    out = shutil.copytree(load_run[0], tmp_path / "run")  # the other tests read the run
     before = (out / "load.jsonl").read_text()
     assert main(["run", "--out", str(out), "--resume", "--scenario-dir", str(SCENARIO_DIR)]) == 0
     assert (out / "load.jsonl").read_text() == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ from bench.engines.plugins import ENV_VAR
 from bench.results.files import TTFT_KEY
 from bench.results.summary import TTFT_COLUMNS
 from bench.runner.plan import RunConfig
+from tests.once import once
 from tests.runner.conftest import FAKES, ROOT
 
 # the real raw loop and scheduler (fast to import), and a fake engine that cannot stream
@@ -37,11 +39,14 @@ def rows(path):
 
 @pytest.fixture(scope="module")
 def ttft_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ttft") / "run"
-    done = schedbench("--quick", "--out", str(out), "--engines", ",".join(ENGINES),
-                      "--scenarios", "single_tool", "--no-throughput", "--no-footprint", "--no-load")  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return out, done
+    def build(folder):
+        out = folder / "run"
+        done = schedbench("--quick", "--out", str(out), "--engines", ",".join(ENGINES),
+                          "--scenarios", "single_tool", "--no-throughput", "--no-footprint", "--no-load")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return out, done
+
+    return tuple(once(tmp_path_factory, "ttft-run", build))
 
 
 def test_ttft_csv_has_a_row_per_engine(ttft_run):
@@ -100,8 +105,8 @@ def test_ttft_rows_stay_out_of_runs_jsonl(ttft_run):
     assert meta["config"]["ttft_repeat"] == REPEAT and meta["config"]["ttft_latency"] == "ttft"
 
 
-def test_resume_measures_only_the_missing_ttft_runs(ttft_run):
-    out, _ = ttft_run
+def test_resume_measures_only_the_missing_ttft_runs(ttft_run, tmp_path):
+    out = shutil.copytree(ttft_run[0], tmp_path / "run")  # the other tests read the run
     path = out / "ttft.jsonl"
     lost = {"engine": "raw", "scenario": "streaming_long_answer", "latency": "ttft",
             "transport": "inprocess", "round": 0, "repeat": 1, "phase": "timed",
