@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -11,6 +12,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -143,13 +145,25 @@ def base_python() -> str:
     return getattr(sys, "_base_executable", None) or sys.executable
 
 
-def find_uv() -> str | None:
+_FIND_UV_LOCK = threading.Lock()
+
+
+@functools.cache
+def _find_uv() -> str | None:
     try:
         from uv import find_uv_bin
 
         return find_uv_bin()
     except (ImportError, FileNotFoundError):
         return shutil.which("uv")
+
+
+def find_uv() -> str | None:
+    """The uv executable (the ``uv`` package's, else on PATH), or None. Found once, under a
+    lock: ``find_uv_bin`` reads ``sysconfig``, whose first read is not thread-safe (two
+    builds at once saw ``EXE`` as None and failed)."""
+    with _FIND_UV_LOCK:
+        return _find_uv()
 
 
 def installed_packages(python: str) -> dict[str, str]:

@@ -178,3 +178,36 @@ def test_a_family_whose_environment_fails_is_skipped_and_the_run_goes_on(
         "environment broken could not be built, so raw-elsewhere is skipped (the rest of the "
         "run goes on): "
     )
+
+
+RACE = """
+import json
+import threading
+from bench.envs.build import find_uv
+barrier = threading.Barrier(8)
+found = []
+def one():
+    barrier.wait()
+    try:
+        found.append(str(find_uv()))
+    except Exception as exc:
+        found.append(repr(exc))
+threads = [threading.Thread(target=one) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(json.dumps(sorted(set(found))))
+"""
+
+
+@pytest.mark.subprocess
+def test_builds_side_by_side_find_uv_in_a_fresh_process():
+    """``python -m bench.envs build`` builds two at a time from a fresh interpreter, where
+    the first read of ``sysconfig`` races (uv's finder saw ``EXE`` as None in one thread);
+    eight threads at once all find the same executable."""
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", RACE], capture_output=True, text=True, timeout=120, check=True
+    )
+    found = json.loads(done.stdout)
+    assert len(found) == 1 and "Error" not in found[0], found
