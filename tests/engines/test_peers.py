@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,7 @@ GUARD_SCENARIOS = (
     "tool_flaky",
     "unknown_tool",
 )
+CHECKS_AT_ONCE = 3  # environments checked side by side
 PROD_PEERS = tuple(name for name in PEERS if REGISTRY[name].configuration == "production")
 # the older LangChain lines' environments (their engines: tests/envs/test_versions.py)
 LANGCHAIN_LINES = {
@@ -142,19 +144,23 @@ def environments() -> dict[str, list[str]]:
 def env_checks(tmp_path_factory) -> dict[str, dict]:
     """``ENV_CHECK`` in every environment (a framework's import is seconds: one per env)."""
 
+    def check(env_name: str, names: list[str]) -> dict:
+        played = [n for n in names if n in ALL_PEER_ENGINES]
+        guarded = [n for n in names if n in PROD_PEERS]
+        lists = (names, played, guarded, QUICK + TRANSPORT_FAULTS, GUARD_SCENARIOS)
+        done = subprocess.run(
+            [ensure(env_name).python, "-c", ENV_CHECK, *(",".join(x) for x in lists)],
+            capture_output=True, text=True, cwd=ROOT, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{env_name}: {done.stderr[-3000:]}"
+        return json.loads(done.stdout.splitlines()[-1])
+
     def build(_folder: Path) -> dict[str, dict]:
-        checks = {}
-        for env_name, names in environments().items():
-            played = [n for n in names if n in ALL_PEER_ENGINES]
-            guarded = [n for n in names if n in PROD_PEERS]
-            lists = (names, played, guarded, QUICK + TRANSPORT_FAULTS, GUARD_SCENARIOS)
-            done = subprocess.run(
-                [ensure(env_name).python, "-c", ENV_CHECK, *(",".join(x) for x in lists)],
-                capture_output=True, text=True, cwd=ROOT, timeout=600,
-            )  # fmt: skip
-            assert done.returncode == 0, done.stderr[-3000:]
-            checks[env_name] = json.loads(done.stdout.splitlines()[-1])
-        return checks
+        # two at a time: much of a check waits on scripted faults (139 s wall for 55 s of
+        # CPU one after another)
+        envs = environments()
+        with ThreadPoolExecutor(max_workers=CHECKS_AT_ONCE) as pool:
+            return dict(zip(envs, pool.map(check, envs, envs.values()), strict=True))
 
     return once(tmp_path_factory, "peer-env-checks", build)
 
