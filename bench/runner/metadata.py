@@ -37,7 +37,6 @@ PACKAGES = (
     "starlette",
     "uvicorn",
     "httptools",
-    "respx",
     "pyyaml",
     "jsonschema",
     "matplotlib",
