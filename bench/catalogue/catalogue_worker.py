@@ -21,12 +21,12 @@ from bench.runner.channel import Channel
 def main(argv: list[str]) -> int:
     channel = Channel.claim()  # the cells' and programs' own prints go to stderr
     if argv[:1] == ["--plain"]:
-        channel.send("plain", failures=asyncio.run(plain_failures(argv[1])))
+        channel.send({"type": "plain", "failures": asyncio.run(plain_failures(argv[1]))})
         return 0
     data = asyncio.run(
         run_catalogue(argv, progress=lambda t: print(t, file=sys.stderr), in_process=True)
     )
-    channel.send("catalogue", data=clean(data))
+    channel.send({"type": "catalogue", "data": clean(data)})
     return 0
 
 

@@ -55,7 +55,7 @@ async def _probe(args: argparse.Namespace, channel: Channel) -> None:
         except Exception:
             row = {"status": "error", "error": traceback.format_exc(limit=8)[-2000:]}
         row["probe_s"] = time.perf_counter() - begun
-        channel.send("row", row={**base, **row})
+        channel.send({"type": "row", "row": {**base, **row}})
     await engine.aclose()
 
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException:
         channel.fatal()
         os._exit(1)
-    channel.send("done")
+    channel.send({"type": "done"})
     os._exit(0)  # hung sync tool threads (bench.engines.kit.tools) would block a normal exit
 
 

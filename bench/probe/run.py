@@ -150,7 +150,7 @@ def _run_worker(
                 if message["type"] == "row":
                     emit(message["row"])
                 elif message["type"] == FATAL:
-                    fatal = message.get("error", "").strip()
+                    fatal = message["error"].strip()
                 elif message["type"] == "done":
                     done = True
         finally:

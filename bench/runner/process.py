@@ -21,7 +21,7 @@ from bench import PROJECT_ROOT
 from bench.engines.registry import REGISTRY
 from bench.envs import MAIN
 from bench.errors import WorkerError
-from bench.runner.channel import FATAL, GARBAGE, read_message
+from bench.runner.channel import FATAL, GARBAGE, Message, read_message
 from bench.runner.offline import offline_env
 
 SPAWN_TIMEOUT_S = 180.0
@@ -83,7 +83,7 @@ class WorkerProcess:
             bufsize=1,
             env=worker_env(),
         )
-        self._messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._messages: queue.Queue[Message | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, name=f"worker-{engine}", daemon=True)
         self._reader.start()
 
@@ -111,7 +111,7 @@ class WorkerProcess:
         except (BrokenPipeError, OSError, ValueError) as exc:
             raise WorkerError(f"worker {self.pid} is gone ({self._exit_text()}): {exc}") from None
 
-    def receive(self, timeout_s: float) -> dict[str, Any]:
+    def receive(self, timeout_s: float) -> Message:
         try:
             message = self._messages.get(timeout=timeout_s)
         except queue.Empty:
@@ -121,7 +121,7 @@ class WorkerProcess:
         if message is None:
             raise WorkerError(f"worker {self.pid} died ({self._exit_text()})")
         if message["type"] == FATAL:
-            raise WorkerError(f"worker {self.pid} failed: {message.get('error', '').strip()}")
+            raise WorkerError(f"worker {self.pid} failed: {message['error'].strip()}")
         if message["type"] == GARBAGE:
             raise WorkerError(f"worker {self.pid} broke the protocol: {message['line']!r}")
         return message

@@ -203,7 +203,7 @@ class Worker:
     def send_run(self, phase: str, index: int, row: RunMeasurement) -> None:
         """One run's measurement, the fields it was built from (``exclude_unset``)."""
         fields = row.model_dump(mode="json", exclude_unset=True)
-        self.channel.send("run", phase=phase, index=index, row=fields)
+        self.channel.send({"type": "run", "phase": phase, "index": index, "row": fields})
 
     def mock(self, latency: str) -> MockLLM:
         mock = self._mocks.get(latency)
@@ -376,7 +376,7 @@ class Worker:
             "pid": os.getpid(),
             "ended_at": time.time(),
         }
-        self.channel.send("throughput", row=row)
+        self.channel.send({"type": "throughput", "row": row})
 
 
 def _post_reset(base_url: str) -> None:
@@ -447,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     footprint["peak_rss_mb"] = peak_rss_mb()
     footprint.update(limit_memory(budget_mb))
     worker.memory_budget_mb = budget_mb
-    channel.send("ready", footprint=footprint)
+    channel.send({"type": "ready", "footprint": footprint})
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -456,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if op == "batch":
                 loop.run_until_complete(worker.batch(command))
-                channel.send("batch_done")
+                channel.send({"type": "batch_done"})
             elif op == "throughput":
                 loop.run_until_complete(worker.throughput(command))
             elif op == "load_prepare":
@@ -464,9 +464,10 @@ def main(argv: list[str] | None = None) -> int:
                 loop.run_until_complete(
                     worker.load.prepare(command["scenario"], command["latency"], warmup)
                 )
-                channel.send("load_ready")
+                channel.send({"type": "load_ready"})
             elif op == "load":
-                channel.send("load", row=loop.run_until_complete(worker.load.level(command)))
+                row = loop.run_until_complete(worker.load.level(command))
+                channel.send({"type": "load", "row": row})
             elif op == "exit":
                 break
             else:

@@ -198,8 +198,8 @@ class WorkerPool:
         ids = {"kind": "worker", "engine": engine, "round": round_no}
         try:
             message = worker.receive(SPAWN_TIMEOUT_S)
-            if message.get("type") != "ready":
-                raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}, not ready")
+            if message["type"] != "ready":
+                raise WorkerError(f"worker {worker.pid} said {message['type']!r}, not ready")
         except WorkerError as exc:
             reason = f"{exc}\n{worker.stderr_tail()}".strip()
             worker.kill()

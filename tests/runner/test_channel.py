@@ -14,7 +14,7 @@ from bench.runner.channel import Channel
 print("before the claim")
 channel = Channel.claim()
 print("an engine's own print")
-channel.send("row", row={"n": 1})
+channel.send({"type": "row", "row": {"n": 1}})
 print("{\\"type\\": \\"row\\", \\"row\\": \\"forged by a print\\"}")
 try:
     1 / 0
@@ -40,6 +40,8 @@ def test_prints_go_to_stderr_and_the_messages_arrive_whole():
 
 
 def test_a_line_that_is_not_a_message_is_garbage():
-    for line in ("not json", "[1, 2]", '{"no": "type"}', '{"type": 3}'):
+    undeclared = '{"type": "rows", "row": {}}'  # a type no worker sends
+    incomplete = '{"type": "run", "phase": "timed", "row": {}}'  # a run without its index
+    for line in ("not json", "[1, 2]", '{"no": "type"}', '{"type": 3}', undeclared, incomplete):
         assert read_message(line) == {"type": GARBAGE, "line": line}
     assert read_message('{"type": "ready", "footprint": {}}')["type"] == "ready"

@@ -92,10 +92,9 @@ def run_batch(
         timeout = batch_timeout_s(batch.est_run_s)
         while True:
             message = worker.receive(timeout)
-            kind = message.get("type")
-            if kind == "batch_done":
+            if message["type"] == "batch_done":
                 break
-            if kind != "run":
+            if message["type"] != "run":
                 continue
             phase, index = message["phase"], int(message["index"])
             row = {**message["row"], **_ids(ctx, batch, phase, index)}

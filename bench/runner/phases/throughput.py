@@ -65,6 +65,8 @@ def run(ctx: PhaseContext) -> None:
                 }
             )
             message = worker.receive(120.0 + 10 * est)
+            if message["type"] != "throughput":
+                raise WorkerError(f"worker {worker.pid} said {message['type']!r}, not throughput")
             ctx.store.append(THROUGHPUT, {**message["row"], **ids})
             ctx.outcome.throughput_levels += 1
         except WorkerError as exc:

@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(probe(args.engine), sort_keys=True))
         return 0
     channel = Channel.claim()  # the program runs in this process: what it prints is not ours
-    channel.send("program", result=run_program(args.program, args.fixed_for))
+    channel.send({"type": "program", "result": run_program(args.program, args.fixed_for)})
     return 0
 
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from bench.errors import WorkerError
 from bench.referee.pool import HOST, MockPool, ProbeResult, probe
+from bench.runner.channel import Message
 from bench.runner.metadata import host_busy_s, machine_cores
 from bench.runner.process import WorkerProcess
 
@@ -117,7 +118,7 @@ class LoadNode:
     def send(self, pid: int, message: dict[str, Any]) -> None:
         self._workers[pid].send(message)
 
-    def receive(self, pid: int, timeout_s: float) -> dict[str, Any]:
+    def receive(self, pid: int, timeout_s: float) -> Message:
         return self._workers[pid].receive(timeout_s)
 
     def stderr_tail(self, pid: int) -> str:
@@ -192,7 +193,7 @@ class NodeWorker:
     def send(self, message: dict[str, Any]) -> None:
         self.node.call("send", self.pid, message)
 
-    def receive(self, timeout_s: float) -> dict[str, Any]:
+    def receive(self, timeout_s: float) -> Message:
         return self.node.call("receive", self.pid, timeout_s)  # type: ignore[no-any-return]
 
     def stderr_tail(self) -> str:

@@ -356,8 +356,8 @@ class LoadPhase:
                 workers.append(NodeWorker(node, pid))
             for worker in workers:
                 message = worker.receive(SPAWN_TIMEOUT_S)
-                if message.get("type") != "ready":
-                    raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}")
+                if message["type"] != "ready":
+                    raise WorkerError(f"worker {worker.pid} said {message['type']!r}")
             for worker in workers:
                 worker.send(
                     {
@@ -370,8 +370,8 @@ class LoadPhase:
                 )
             for worker in workers:
                 message = worker.receive(SPAWN_TIMEOUT_S)
-                if message.get("type") != "load_ready":
-                    raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}")
+                if message["type"] != "load_ready":
+                    raise WorkerError(f"worker {worker.pid} said {message['type']!r}")
         except WorkerError:
             for worker in workers:
                 worker.kill()
@@ -555,8 +555,8 @@ class LoadPhase:
             parts = []
             for worker in workers:
                 message = worker.receive(limit)
-                if message.get("type") != "load":
-                    raise WorkerError(f"worker {worker.pid} said {message.get('type')!r}")
+                if message["type"] != "load":
+                    raise WorkerError(f"worker {worker.pid} said {message['type']!r}")
                 parts.append(message["row"])
         except WorkerError as exc:
             tails = "\n".join(w.stderr_tail() for w in workers)
