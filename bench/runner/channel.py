@@ -28,6 +28,7 @@ import functools
 import json
 import os
 import sys
+import threading
 import traceback
 from typing import IO, Annotated, Any, Final, Literal, overload
 
@@ -145,9 +146,19 @@ Message = (
 )
 
 
+_ADAPTER_LOCK = threading.Lock()
+
+
 @functools.cache
-def _messages() -> TypeAdapter[Message]:
+def _adapter() -> TypeAdapter[Message]:
     return TypeAdapter(Annotated[Message, Field(discriminator="type")])
+
+
+def _messages() -> TypeAdapter[Message]:
+    """The parent's checker, built once on first read (a worker only sends, and never builds
+    it); under a lock, since several workers' reader threads may read their first line at once."""
+    with _ADAPTER_LOCK:
+        return _adapter()
 
 
 class Channel:
