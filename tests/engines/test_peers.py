@@ -156,8 +156,8 @@ def env_checks(tmp_path_factory) -> dict[str, dict]:
         return json.loads(done.stdout.splitlines()[-1])
 
     def build(_folder: Path) -> dict[str, dict]:
-        # two at a time: much of a check waits on scripted faults (139 s wall for 55 s of
-        # CPU one after another)
+        # three at a time: much of a check waits on scripted faults and deadlines (one after
+        # another: 139 s of wall time for 55 s of CPU)
         envs = environments()
         with ThreadPoolExecutor(max_workers=CHECKS_AT_ONCE) as pool:
             return dict(zip(envs, pool.map(check, envs, envs.values()), strict=True))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -204,8 +205,6 @@ def test_builds_side_by_side_find_uv_in_a_fresh_process():
     """``python -m bench.envs build`` builds two at a time from a fresh interpreter, where
     the first read of ``sysconfig`` races (uv's finder saw ``EXE`` as None in one thread);
     eight threads at once all find the same executable."""
-    import sys
-
     done = subprocess.run(
         [sys.executable, "-c", RACE], capture_output=True, text=True, timeout=120, check=True
     )
