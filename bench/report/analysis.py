@@ -156,6 +156,7 @@ def scenario_stats(data: RunData) -> pd.DataFrame:
         statuses = g["status"].value_counts()
         rows.append(
             {
+                **cell.medians,  # every median per run, under the metric's name
                 "engine": engine,
                 "scenario": scenario,
                 "runs": len(g),

@@ -34,43 +34,28 @@ import pandas as pd
 
 from bench.engines.registry import ENGINE_NAMES, REGISTRY, engines_where
 from bench.model.scenarios import happy_paths
-from bench.results.rows import run_overhead_ms
+from bench.results.rows import RunMeasurement, RunRow, is_number, run_overhead_ms
 from scenarios.schema import FAULT_TAGS as FAULT_TAGS
 
+# one column per field of a runs.jsonl row (its description in bench.results.rows), the
+# row's ``latency`` as ``latency_profile``; where the run was measured (shard, host) and the
+# row's phase (always timed here) left out
+_FRAME_LEAVES_OUT = ("latency", "phase", "shard", "host")
 RUN_COLUMNS: dict[str, str] = {
-    "engine": "engine name",
-    "scenario": "scenario name",
-    "status": "completed | failed | aborted | error",
-    "termination": "why the run ended (stop, max_steps, timeout, ...)",
-    "wall_ms": "wall-clock time of the run",
-    "cpu_ms": "process CPU time of the engine's process during the run",
-    "overhead_ms": "framework overhead: wall - mock latency - tool time - waits by choice - the "
-    "in-process mock's own handler time (runs recorded before waited_ms: waits included)",
-    "waited_ms": "waits by choice: time the run slept on its own (retry backoff, Retry-After) "
-    "outside tool bodies, never overhead; NA = unknown (a run recorded before waited_ms)",
-    "wait_count": "how many such sleeps (a polling loop shows as many); NA = unknown",
-    "tool_ms": "time inside tool bodies",
-    "mock_latency_ms": "latency the mock LLM added on purpose",
-    "llm_calls": "requests that reached the mock",
-    "tool_calls": "tool executions observed at the tools",
-    "prompt_tokens": "prompt tokens the engine sent (real tokenizer)",
-    "completion_tokens": "completion tokens the mock returned",
-    "ttft_ms": "time to first content token through the engine (streaming engines)",
-    "final_answer": "the engine's final answer (untrusted text)",
-    "error": "error text (untrusted text)",
-    "latency_profile": "zero | realistic",
-    "tools": "names of the tools executed, in order (list)",
-    "max_request_tokens": "the largest request's prompt tokens",
-    "max_tool_ms": "the longest tool execution",
-    "invalid_tool_args": "tool executions whose arguments broke the tool's JSON Schema",
-    "expect_ok": "whether the run met the scenario's expectations for its engine",
-    "expect_failures": "why it did not: the expectations it missed, as sentences (list)",
-    "round": "the round (a fresh worker process per engine and round)",
-    "repeat": "the run's index within its round",
-    "transport": "in-process | loopback: how the engine reached the mock",
-    "request_prompt_tokens": "prompt tokens of each request, in order (list)",
-    "crashed": "True if the worker process died during this run (then status is error)",
+    **{
+        name: info.description or ""
+        for name, info in RunRow.model_fields.items()
+        if name not in _FRAME_LEAVES_OUT
+    },
+    "latency_profile": RunRow.model_fields["latency"].description or "",
 }
+# the measured numbers of a run (an int or float field of the worker's measurement; the
+# round and repeat are labels, kept as they are)
+NUMERIC_RUN_COLUMNS = tuple(
+    name
+    for name in RUN_COLUMNS
+    if name in RunMeasurement.model_fields and is_number(RunMeasurement, name)
+)
 TEXT_RUN_COLUMNS = ("engine", "scenario", "status", "termination", "final_answer", "error")
 
 SCENARIO_COLUMNS: dict[str, str] = {
@@ -204,17 +189,7 @@ class RunData:
         runs = _conform(self.runs, RUN_COLUMNS)
         if runs is None:
             runs = pd.DataFrame({name: pd.Series(dtype=object) for name in RUN_COLUMNS})
-        for name in (
-            "wall_ms",
-            "cpu_ms",
-            "overhead_ms",
-            "tool_ms",
-            "mock_latency_ms",
-            "waited_ms",
-            "ttft_ms",
-        ):
-            runs[name] = pd.to_numeric(runs[name], errors="coerce")
-        for name in ("llm_calls", "tool_calls", "prompt_tokens", "completion_tokens", "wait_count"):
+        for name in NUMERIC_RUN_COLUMNS:
             runs[name] = pd.to_numeric(runs[name], errors="coerce")
         missing = runs["overhead_ms"].isna()
         if missing.any():  # rows without overhead_ms: the formula per_engine uses too

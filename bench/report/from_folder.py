@@ -42,12 +42,15 @@ from bench.results.rows import RunRow, TtftRow
 _RUN_FIELDS = tuple(name for name in RUN_COLUMNS if name != "latency_profile")
 
 
+def _listed(value: Any) -> Any:
+    """A row's tuple as the list the frame holds (tools, token counts, failures)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _runs(rows: list[RunRow]) -> pd.DataFrame:
     records = []
     for row in rows:
-        rec = {name: getattr(row, name) for name in _RUN_FIELDS}
-        for name in ("request_prompt_tokens", "tools", "expect_failures"):
-            rec[name] = list(rec[name])
+        rec = {name: _listed(getattr(row, name)) for name in _RUN_FIELDS}
         rec["latency_profile"] = row.latency or "zero"
         if row.crashed:
             rec["status"] = "error"

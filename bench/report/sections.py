@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -923,6 +923,34 @@ def faults(data: RunData, charts: Mapping[str, ChartSlot]) -> Section:
     return Section("Faults", "faults", tuple(blocks))
 
 
+class Column(NamedTuple):
+    """A column of a table of cells: its header and its text for one cell's row."""
+
+    header: str
+    cell: Callable[[pd.Series], str]
+    numeric: bool = True  # right-aligned
+
+
+# The per-scenario tables' measured columns: one line per column, reading the cell's row of
+# ``analysis.scenario_stats`` (a median per run of a metric listed in
+# ``bench.results.metrics.MEDIAN_METRICS`` is there under its own name).
+SCENARIO_TABLE = (
+    Column("median", lambda r: fmt.ms(r["median_ms"])),
+    Column("95 % CI", lambda r: fmt.ms_range(r["ci_low_ms"], r["ci_high_ms"], digits=4)),
+    Column("IQR", lambda r: fmt.ms_range(r["p25_ms"], r["p75_ms"]), numeric=False),
+    Column("p95", lambda r: fmt.ms(r["p95_ms"])),
+    Column("overhead / step", lambda r: fmt.ms(r["overhead_step_ms"])),
+    Column("waits / run", lambda r: fmt.ms(r["waited_ms"])),
+    Column("CPU", lambda r: fmt.ms(r["cpu_ms"])),
+    Column("LLM calls", lambda r: fmt.num(r["llm_calls"], "{:g}")),
+    Column("tool calls", lambda r: fmt.num(r["tool_calls"], "{:g}")),
+    Column("prompt tokens / run", lambda r: fmt.count(r["prompt_tokens"])),
+    Column("tokens / req", lambda r: fmt.count(r["tokens_per_request"])),
+    Column("Δ tokens vs raw", lambda r: fmt.signed(r["token_overhead"], fmt.count)),
+    Column("TTFT", lambda r: fmt.ms(r["ttft_ms"])),
+)
+
+
 def per_scenario(data: RunData) -> Section:
     cells_table = analysis.scenario_stats(data)
     if cells_table.empty:
@@ -946,53 +974,28 @@ def per_scenario(data: RunData) -> Section:
                     + (" (fault scenario)" if row["fault"] else "")
                 )
             )
-        rows = []
-        for _, r in g.iterrows():
-            rows.append(
-                (
-                    r["engine"],
-                    r["status"],
-                    fmt.ms(r["median_ms"]),
-                    fmt.ms_range(r["ci_low_ms"], r["ci_high_ms"], digits=4),
-                    fmt.ms_range(r["p25_ms"], r["p75_ms"]),
-                    fmt.ms(r["p95_ms"]),
-                    fmt.ms(r["overhead_step_ms"]),
-                    fmt.ms(r["waited_ms"]),
-                    fmt.ms(r["cpu_ms"]),
-                    fmt.num(r["llm_calls"], "{:g}"),
-                    fmt.num(r["tool_calls"], "{:g}"),
-                    fmt.count(r["prompt_tokens"]),
-                    fmt.count(r["tokens_per_request"]),
-                    fmt.signed(r["token_overhead"], fmt.count),
-                    fmt.ms(r["ttft_ms"]),
-                    _short(answers.get((r["engine"], scenario), "")),
-                )
+        rows = [
+            (
+                r["engine"],
+                r["status"],
+                *(column.cell(r) for column in SCENARIO_TABLE),
+                _short(answers.get((r["engine"], scenario), "")),
             )
+            for _, r in g.iterrows()
+        ]
         blocks.append(
             Table(
                 (
                     "engine",
                     "outcomes",
-                    "median",
-                    "95 % CI",
-                    "IQR",
-                    "p95",
-                    "overhead / step",
-                    "waits / run",
-                    "CPU",
-                    "LLM calls",
-                    "tool calls",
-                    "prompt tokens / run",
-                    "tokens / req",
-                    "Δ tokens vs raw",
-                    "TTFT",
+                    *(c.header for c in SCENARIO_TABLE),
                     "final answer (first run)",
                 ),
                 tuple(rows),
                 caption="Medians per run. An engine that retries inside its tool node saves LLM "
                 "calls and prompt tokens (compare the columns); its backoff is in waits / run, "
                 "not in the overhead. " + WAITS_NOTE,
-                numeric=(2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14),
+                numeric=tuple(i for i, c in enumerate(SCENARIO_TABLE, start=2) if c.numeric),
             )
         )
         blocks.extend(_missed_notes(missed, reasons, scenario))

@@ -11,6 +11,7 @@ declare (``folder.check_written``), so every field written is declared here once
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal, TypeVar
 
@@ -36,9 +37,18 @@ class Row(BaseModel):
 
     model_config = ConfigDict(strict=True, frozen=True, extra="allow", allow_inf_nan=False)
 
-    # where a merged run's row was measured (``schedbench merge``; None: a whole run's row)
-    shard: int | None = Field(default=None, ge=1)
-    host: str | None = None
+    shard: int | None = Field(
+        default=None,
+        ge=1,
+        description="the shard that measured the row (`schedbench merge`; null: a whole run's row)",
+    )
+    host: str | None = Field(
+        default=None, description="the host that measured the row (merged runs)"
+    )
+
+
+# A run row's fields are described once, here: docs/measurement.md's runs.jsonl table and the
+# report's run frame (``bench.report.frames.RUN_COLUMNS``) read these descriptions.
 
 
 class RunMeasurement(Row):
@@ -48,44 +58,127 @@ class RunMeasurement(Row):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: str | None = None  # completed, failed, aborted, error
-    termination: str | None = None
-    error: str | None = None
-    final_answer: str | None = None
-    expect_ok: bool | None = None
-    expect_failures: tuple[str, ...] = Field((), max_length=MAX_PER_RUN)
-    llm_calls: int | None = None
-    tool_calls: int | None = None
-    tool_errors: int | None = None
-    request_count: int | None = None
-    tools: tuple[str, ...] = Field((), max_length=MAX_PER_RUN)
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    request_prompt_tokens: tuple[int | None, ...] = Field((), max_length=MAX_PER_RUN)
-    # what the outcome expectations judge (scenarios.expect)
-    max_request_tokens: int | None = None  # the largest request's prompt tokens
-    max_tool_ms: float | None = None  # the longest tool execution
-    invalid_tool_args: int | None = None  # executions with arguments outside the schema
-    wall_ms: float | None = None
-    cpu_ms: float | None = None  # the engine's CPU: the process's less the in-process mock's
-    process_cpu_ms: float | None = None  # the worker process's CPU during the run
-    referee_ms: float | None = None  # the in-process mock answering (wall; None: loopback)
-    referee_cpu_ms: float | None = None
-    outer_ms: float | None = None
-    tool_ms: float | None = None
-    mock_latency_ms: float | None = None
-    # sleeps the run chose (retry backoff) outside tool bodies; None: a row written before
-    # the field (its overhead_ms then still includes them)
-    waited_ms: float | None = None
-    wait_count: int | None = Field(None, ge=0)
-    overhead_ms: float | None = None
-    overhead_per_step_ms: float | None = None
-    ttft_ms: float | None = None
-    gc_collections: int | None = None
-    debug_output_chars: int | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-    pid: int | None = None
-    ended_at: float | None = None
+    status: str | None = Field(
+        default=None, description="`completed`, `failed`, `aborted`, `error`"
+    )
+    termination: str | None = Field(
+        default=None,
+        description="why the run ended (`stop`, `max_steps`, `timeout`, `llm_error`, …; "
+        "`worker_crash`, `harness_error`)",
+    )
+    error: str | None = Field(
+        default=None,
+        description="error text, untrusted (≤ 2,000 chars; a crash: with the worker's stderr tail)",
+    )
+    final_answer: str | None = Field(
+        default=None, description="the engine's final answer, untrusted (≤ 500 chars)"
+    )
+    expect_ok: bool | None = Field(
+        default=None, description="whether the run met the scenario's expectations for its engine"
+    )
+    expect_failures: tuple[str, ...] = Field(
+        default=(),
+        max_length=MAX_PER_RUN,
+        description="why it did not: the expectations it missed, as sentences",
+    )
+    llm_calls: int | None = Field(
+        default=None, description="requests that reached the mock (retries included)"
+    )
+    tool_calls: int | None = Field(
+        default=None, description="tool executions observed at the tools"
+    )
+    tool_errors: int | None = Field(default=None, description="tool executions that failed")
+    request_count: int | None = Field(default=None, description="request bodies the engine sent")
+    tools: tuple[str, ...] = Field(
+        default=(), max_length=MAX_PER_RUN, description="names of the tools executed, in order"
+    )
+    prompt_tokens: int | None = Field(
+        default=None,
+        description="prompt tokens the engine sent, counted with the real tokenizer "
+        "(`cl100k_base`) on the bodies it really sent",
+    )
+    completion_tokens: int | None = Field(
+        default=None, description="completion tokens the mock returned (the same tokenizer)"
+    )
+    request_prompt_tokens: tuple[int | None, ...] = Field(
+        default=(),
+        max_length=MAX_PER_RUN,
+        description="prompt tokens of each request, in order (the count the mock bills)",
+    )
+    max_request_tokens: int | None = Field(
+        default=None, description="the largest request's prompt tokens (an outcome expectation)"
+    )
+    max_tool_ms: float | None = Field(
+        default=None, description="the longest tool execution (an outcome expectation)"
+    )
+    invalid_tool_args: int | None = Field(
+        default=None, description="tool executions whose arguments broke the tool's JSON Schema"
+    )
+    wall_ms: float | None = Field(
+        default=None, description="wall-clock time of the run, measured by the engine"
+    )
+    cpu_ms: float | None = Field(
+        default=None,
+        description="the engine's CPU during the run: the process's (`process_cpu_ms`) less "
+        "the in-process mock's handler CPU (`referee_cpu_ms`)",
+    )
+    process_cpu_ms: float | None = Field(
+        default=None, description="the worker process's CPU during the run (`process_time`)"
+    )
+    referee_ms: float | None = Field(
+        default=None,
+        description="in-process: wall time the mock spent answering this run's requests "
+        "(timed by the mock itself); null over loopback",
+    )
+    referee_cpu_ms: float | None = Field(
+        default=None,
+        description="in-process: the mock's CPU for those requests; null over loopback",
+    )
+    outer_ms: float | None = Field(
+        default=None,
+        description="the same run timed by the worker around `engine.run` (a cross-check)",
+    )
+    tool_ms: float | None = Field(
+        default=None,
+        description="time during which at least one tool body was running (overlaps counted once)",
+    )
+    mock_latency_ms: float | None = Field(
+        default=None,
+        description="latency the mock LLM added on purpose (latency profile, scripted "
+        "delays, faults)",
+    )
+    waited_ms: float | None = Field(
+        default=None,
+        description="waits by choice: time the run slept on its own (retry backoff, "
+        "Retry-After) outside tool bodies, never overhead; null = unknown (a run recorded "
+        "before the field, whose overhead_ms still includes them)",
+    )
+    wait_count: int | None = Field(
+        default=None,
+        ge=0,
+        description="how many such sleeps (a polling loop shows as many); null = unknown",
+    )
+    overhead_ms: float | None = Field(
+        default=None,
+        description="framework overhead: wall_ms − mock_latency_ms − tool_ms − waited_ms "
+        "(waits by choice) − referee_ms (runs recorded before waited_ms or referee_ms: "
+        "those included)",
+    )
+    overhead_per_step_ms: float | None = Field(default=None, description="overhead_ms / llm_calls")
+    ttft_ms: float | None = Field(
+        default=None,
+        description="time to the first content token of the final answer through the "
+        "engine's stream (streaming engines)",
+    )
+    gc_collections: int | None = Field(
+        default=None, description="GC collections (all generations) during the run"
+    )
+    debug_output_chars: int | None = Field(
+        default=None, description="size of the engine's debug output"
+    )
+    extra: dict[str, Any] = Field(default_factory=dict, description="engine-specific extras")
+    pid: int | None = Field(default=None, description="the worker's process id")
+    ended_at: float | None = Field(default=None, description="Unix time at the end of the run")
 
 
 class RunRow(RunMeasurement):
@@ -94,14 +187,33 @@ class RunRow(RunMeasurement):
 
     model_config = ConfigDict(extra="allow")  # read open (see the module's docstring)
 
-    engine: str
-    scenario: str
-    latency: str  # the mock's latency profile: zero, realistic (ttft.jsonl: ttft)
-    transport: str  # inprocess or loopback
-    round: int = Field(ge=0)  # a fresh worker per engine and round
-    repeat: int = Field(ge=0)
-    phase: Literal["timed", "warmup"]
-    crashed: bool = False  # written by the parent for runs a dead worker owed
+    engine: str = Field(description="engine name")
+    scenario: str = Field(description="scenario name")
+    latency: str = Field(
+        description="the mock's latency profile: `zero`, `realistic` or `recorded` (ttft.jsonl: "
+        "`ttft`)"
+    )
+    transport: str = Field(description="`inprocess` or `loopback`: how the engine reached the mock")
+    round: int = Field(ge=0, description="0-based round (a fresh worker per engine and round)")
+    repeat: int = Field(
+        ge=0,
+        description="timed: the run's index in its cell over all rounds; warm-up: its index "
+        "in its batch",
+    )
+    phase: Literal["timed", "warmup"] = Field(description="`timed` or `warmup`")
+    crashed: bool = Field(
+        default=False,
+        description="true on a row the parent wrote for a run a dead worker owed (then status "
+        "is error)",
+    )
+
+
+def is_number(model: type[BaseModel], name: str) -> bool:
+    """Whether ``model``'s field ``name`` holds a number (int or float, or None)."""
+    annotation = model.model_fields[name].annotation
+    kinds = set(typing.get_args(annotation)) if typing.get_args(annotation) else {annotation}
+    kinds.discard(type(None))
+    return bool(kinds) and kinds <= {int, float}
 
 
 def run_overhead_ms(row: object) -> float | None:
@@ -164,7 +276,7 @@ class ThroughputRow(Row):
     cpu_ms_per_run: float | None = None
     cpu_utilization: float | None = None
     window_s: float | None = None
-    latencies_ms: tuple[float, ...] = Field((), max_length=MAX_PER_LEVEL)
+    latencies_ms: tuple[float, ...] = Field(default=(), max_length=MAX_PER_LEVEL)
     pid: int | None = None
     ended_at: float | None = None
     crashed: bool = False
@@ -185,11 +297,13 @@ class LoadRow(Row):
     latency: str  # the mock's latency profile (realistic)
     transport: str = "loopback"
     processes: int = Field(ge=1)  # level: engine worker processes; mock: mock processes
-    rate: float | None = Field(None, gt=0)  # level: offered runs/s (all processes together)
+    rate: float | None = Field(default=None, gt=0)  # level: offered runs/s (all processes together)
     stream: bool | None = None  # mock: the probe's requests streamed (SSE) or not
     # -- level: the schedule ------------------------------------------------------------
     seed: int | None = None
-    trial: int | None = Field(None, ge=0)  # 1: a confirmation (longer window, fresh arrivals)
+    trial: int | None = Field(
+        default=None, ge=0
+    )  # 1: a confirmation (longer window, fresh arrivals)
     scripted_ms: float | None = None  # the mock's scripted latency of one run
     target_ms: float | None = None  # the latency target: scripted_ms × target factor
     ramp_s: float | None = None  # unmeasured arrivals before the window
@@ -205,7 +319,7 @@ class LoadRow(Row):
     cut: int | None = None  # still running when an early stop ended the level
     not_run: int | None = None  # due after an early stop: never started
     latencies_ms: tuple[float, ...] = Field(
-        (), max_length=MAX_PER_LEVEL
+        default=(), max_length=MAX_PER_LEVEL
     )  # from the scheduled start: ok runs, timeouts, cut
     start_lag_p99_ms: float | None = None  # how late the generator started runs (p99)
     interval_s: float | None = None  # the throughput interval (window shifted by scripted_ms)
