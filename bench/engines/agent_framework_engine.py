@@ -75,8 +75,6 @@ def function_tool(tool: ScenarioTool, **options: Any) -> FunctionTool:
 
 
 class AgentFrameworkEngine(PeerEngine):
-    name = "agent-framework"
-
     def client(self, ctx: Any) -> OpenAIChatCompletionClient:
         client = OpenAIChatCompletionClient(
             model=model_name(ctx),
@@ -117,7 +115,6 @@ class AgentFrameworkEngine(PeerEngine):
 
 
 class AgentFrameworkRetriesEngine(AgentFrameworkEngine):
-    name = "agent-framework-retries"
     retries_normalised = True
 
 
@@ -170,7 +167,6 @@ def prod_middleware(guards: ToolGuards, scenario: Any) -> list[Any]:
 
 
 class AgentFrameworkProdEngine(AgentFrameworkEngine):
-    name = "agent-framework-prod"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def tools(self, ctx: Any) -> list[Any]:

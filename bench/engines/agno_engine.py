@@ -83,8 +83,6 @@ def ended(run: Any) -> Outcome:
 
 
 class AgnoEngine(PeerEngine):
-    name = "agno"
-
     def model(self, ctx: Any) -> OpenAILike:
         return OpenAILike(
             id=scenario_model(ctx),
@@ -136,7 +134,6 @@ class AgnoEngine(PeerEngine):
 
 
 class AgnoRetriesEngine(AgnoEngine):
-    name = "agno-retries"
     retries_normalised = True
 
 
@@ -169,7 +166,6 @@ def guard_hook(guards: ToolGuards, max_steps: int) -> Any:
 
 
 class AgnoProdEngine(AgnoEngine):
-    name = "agno-prod"
     retries_normalised = True  # the model's max_retries is limits.max_retries (built-in)
 
     def build(self, ctx: Any) -> Agent:

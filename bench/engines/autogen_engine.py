@@ -138,8 +138,6 @@ def history_messages(history: list[dict[str, str]]) -> list[LLMMessage]:
 
 
 class AutoGenEngine(PeerEngine):
-    name = "autogen"
-
     client_class: type[OpenAIChatCompletionClient] = OpenAIChatCompletionClient
 
     def client(self, ctx: Any) -> OpenAIChatCompletionClient:
@@ -204,7 +202,6 @@ class AutoGenEngine(PeerEngine):
 
 
 class AutoGenRetriesEngine(AutoGenEngine):
-    name = "autogen-retries"
     retries_normalised = True
 
 
@@ -262,7 +259,6 @@ class RetryingClient(OpenAIChatCompletionClient):
 
 
 class AutoGenProdEngine(AutoGenEngine):
-    name = "autogen-prod"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
     client_class = RetryingClient
 

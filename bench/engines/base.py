@@ -122,12 +122,24 @@ class RunContext:
     stream_tokens: bool = False
 
 
+# the registry's adapter classes ("module:Class") → their engine's name
+_NAMES = {spec.target: name for name, spec in REGISTRY.items()}
+
+
 class Engine(ABC):
-    """One contender. Subclasses set ``name``; every other fact about the engine (its
-    description, whether it streams, its role) is its registry entry's (``spec``). A plug-in
-    engine that is not in the registry sets ``description`` and ``streams`` itself."""
+    """One contender. Every fact about the engine (its name, its description, whether it
+    streams, its role) is its registry entry's (``spec``): an adapter class the registry
+    names as an engine's ``target`` gets that engine's ``name`` when it is defined. A plug-in
+    engine that is not in the registry sets ``name`` (and ``description`` and ``streams``)
+    itself; a subclass the registry does not name keeps its parent's."""
 
     name: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        registered = _NAMES.get(f"{cls.__module__}:{cls.__qualname__}")
+        if registered is not None:
+            cls.name = registered
 
     @property
     def spec(self) -> EngineSpec | None:

@@ -284,7 +284,6 @@ class _ExecutorEngine(_LangChainEngine):
 
 
 class AgentExecutorEngine(_ExecutorEngine):
-    name = "lc-agentexecutor"
     stream_runnable = True
 
     def build(
@@ -301,12 +300,10 @@ class AgentExecutorEngine(_ExecutorEngine):
 
 
 class AgentExecutorNoStreamEngine(AgentExecutorEngine):
-    name = "lc-agentexecutor-nostream"
     stream_runnable = False
 
 
 class ReactEngine(_ExecutorEngine):
-    name = "lc-react"
     react = True
 
     def build(
@@ -356,7 +353,6 @@ def _last_message(update: dict[str, Any]) -> dict[str, Any] | None:
 
 
 class CreateAgentEngine(_LangChainEngine):
-    name = "lc-create-agent"
     framework_deadline = False  # LangGraph has no run deadline: the engine applies it
     # the token stream, and the final state after every step (the last one is the answer)
     stream_modes: tuple[str, ...] = ("messages", "values")
@@ -422,7 +418,6 @@ class CreateAgentEngine(_LangChainEngine):
 
 
 class CreateAgentProdEngine(CreateAgentEngine):
-    name = "lc-create-agent-prod"
     custom = True  # False: the built-ins alone
     stream_modes: tuple[str, ...] = ("messages", "updates", "values")  # updates: interrupts
 
@@ -460,8 +455,6 @@ class CreateAgentProdEngine(CreateAgentEngine):
 
 
 class CreateAgentProdInlineEngine(CreateAgentProdEngine):
-    name = "lc-create-agent-prod-inline"
-
     async def invoke(self, p: LangChainPrepared) -> Any:
         with _langsmith_inlined():
             return await super().invoke(p)
@@ -495,19 +488,16 @@ def _langsmith_inlined() -> Iterator[None]:
 
 
 class CreateAgentProdStreamEngine(CreateAgentProdEngine):
-    name = "lc-create-agent-prod-stream"
     token_stream = True
     # the docs' stream to a UI: the tokens, and each step's update (interrupts included)
     stream_modes = ("messages", "updates")
 
 
 class CreateAgentBuiltinsEngine(CreateAgentProdEngine):
-    name = "lc-create-agent-builtins"
     custom = False
 
 
 class AgentExecutorProdEngine(_ExecutorEngine):
-    name = "lc-agentexecutor-prod"
     custom = True  # False: the executor's own options alone
 
     def build(
@@ -529,5 +519,4 @@ class AgentExecutorProdEngine(_ExecutorEngine):
 
 
 class AgentExecutorBuiltinsEngine(AgentExecutorProdEngine):
-    name = "lc-agentexecutor-builtins"
     custom = False

@@ -133,7 +133,6 @@ class _VersionedExecutor(AgentExecutorEngine):
 
 
 class AgentExecutor01Engine(_VersionedExecutor):
-    name = "lc-agentexecutor@0.1"
     adapt = (
         agent_executor_from_langchain_agents,
         args_schema_as_pydantic_v1_model,
@@ -142,17 +141,15 @@ class AgentExecutor01Engine(_VersionedExecutor):
 
 
 class AgentExecutor02Engine(_VersionedExecutor):
-    name = "lc-agentexecutor@0.2"
     adapt = (agent_executor_from_langchain_agents, args_schema_as_pydantic_v1_model)
 
 
 class AgentExecutor03Engine(_VersionedExecutor):
-    name = "lc-agentexecutor@0.3"
     adapt = (agent_executor_from_langchain_agents,)
 
 
 class AgentExecutor1Engine(_VersionedExecutor):
-    name = "lc-agentexecutor@1"
+    """AgentExecutor on LangChain 1 (``langchain-classic``), as its docs write it."""
 
 
 # -- the programs, as each line's docs wrote them ------------------------------------------

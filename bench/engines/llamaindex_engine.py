@@ -100,8 +100,6 @@ def function_tool(tool: ScenarioTool) -> FunctionTool:
 
 
 class LlamaIndexEngine(PeerEngine):
-    name = "llamaindex"
-
     def llm(self, ctx: Any) -> OpenAILike:
         limits = ctx.scenario.limits
         return OpenAILike(
@@ -166,12 +164,11 @@ class LlamaIndexEngine(PeerEngine):
 
 
 class LlamaIndexRetriesEngine(LlamaIndexEngine):
-    name = "llamaindex-retries"
     retries_normalised = True
 
 
 class LlamaIndexNoStreamEngine(LlamaIndexEngine):
-    name = "llamaindex-nostream"
+    """LlamaIndex's default agent, its LLM calls not streaming (the registry's ``streams``)."""
 
 
 class GuardedFunctionAgent(FunctionAgent):
@@ -231,7 +228,6 @@ def prod_tool(tool: ScenarioTool, guards: ToolGuards) -> FunctionTool:
 
 
 class LlamaIndexProdEngine(LlamaIndexEngine):
-    name = "llamaindex-prod"
     retries_normalised = True  # OpenAILike(max_retries=limits.max_retries) (built-in)
 
     def build(self, ctx: Any) -> FunctionAgent:

@@ -97,8 +97,6 @@ def function_tool(tool: ScenarioTool, timeout_s: float) -> FunctionTool:
 
 
 class OpenAIAgentsEngine(PeerEngine):
-    name = "openai-agents"
-
     def build(self, ctx: Any) -> Agent:
         scenario, limits = ctx.scenario, ctx.scenario.limits
         client = self.openai_client(ctx, timeout=limits.llm_timeout_s)
@@ -151,7 +149,6 @@ class OpenAIAgentsEngine(PeerEngine):
 
 
 class OpenAIAgentsRetriesEngine(OpenAIAgentsEngine):
-    name = "openai-agents-retries"
     retries_normalised = True
 
 
@@ -203,7 +200,6 @@ class ProdParts:
 
 
 class OpenAIAgentsProdEngine(OpenAIAgentsEngine):
-    name = "openai-agents-prod"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def build(self, ctx: Any) -> ProdParts:

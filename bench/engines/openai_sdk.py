@@ -22,8 +22,6 @@ from bench.engines.raw import LLMCallFailed, Message, RawEngine, RawPrepared, St
 
 
 class OpenAISDKEngine(RawEngine):
-    name = "openai-sdk"
-
     def client(self, ctx: Any, base_url: str) -> openai.AsyncOpenAI:
         limits = ctx.scenario.limits
         return openai.AsyncOpenAI(

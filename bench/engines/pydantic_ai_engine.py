@@ -87,8 +87,6 @@ def message_history(history: list[dict[str, str]]) -> list[Any]:
 
 
 class PydanticAIEngine(PeerEngine):
-    name = "pydantic-ai"
-
     def provider(self, ctx: Any) -> OpenAIProvider:
         if self.retries_normalised:
             return OpenAIProvider(openai_client=self.openai_client(ctx))
@@ -140,7 +138,6 @@ class PydanticAIEngine(PeerEngine):
 
 
 class PydanticAIRetriesEngine(PydanticAIEngine):
-    name = "pydantic-ai-retries"
     retries_normalised = True
 
 
@@ -181,7 +178,6 @@ def token_budget(guards: ToolGuards, instructions: str, schemas: list[Any]) -> A
 
 
 class PydanticAIProdEngine(PydanticAIEngine):
-    name = "pydantic-ai-prod"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def build(self, ctx: Any) -> Agent:

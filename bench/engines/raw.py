@@ -47,8 +47,6 @@ Message = dict[str, Any]
 
 
 class RawEngine(RecordingEngine):
-    name = "raw"
-
     async def prepare(self, ctx: Any) -> RawPrepared:
         scenario = ctx.scenario
         tools = build_tools(scenario)

@@ -130,7 +130,6 @@ class AuditLog:
 
 
 class SchedulerEngine(RecordingEngine):
-    name = "scheduler"
     production = True
 
     def chat_model(self, ctx: Any) -> Any:
@@ -232,12 +231,9 @@ async def stream_run(p: SchedulerPrepared) -> tuple[Any, float | None]:
 
 
 class SchedulerPlainEngine(SchedulerEngine):
-    name = "scheduler-plain"
     production = False
 
 
 class SchedulerStreamEngine(SchedulerEngine):
-    name = "scheduler-stream"
-
     async def invoke(self, p: SchedulerPrepared) -> tuple[Any, float | None]:
         return await stream_run(p)

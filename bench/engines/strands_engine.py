@@ -128,8 +128,6 @@ class StrandsParts:
 
 
 class StrandsEngine(PeerEngine):
-    name = "strands"
-
     def build(self, ctx: Any) -> StrandsParts:
         scenario = ctx.scenario
         client = self.openai_client(ctx, timeout=scenario.limits.llm_timeout_s)
@@ -184,12 +182,11 @@ class StrandsEngine(PeerEngine):
 
 
 class StrandsRetriesEngine(StrandsEngine):
-    name = "strands-retries"
     retries_normalised = True
 
 
 class StrandsNoStreamEngine(StrandsEngine):
-    name = "strands-nostream"
+    """Strands' default agent, its model not streaming (the registry's ``streams``)."""
 
 
 def prod_hooks(
@@ -229,7 +226,6 @@ def prod_hooks(
 
 
 class StrandsProdEngine(StrandsEngine):
-    name = "strands-prod"
     retries_normalised = True  # the client retries limits.max_retries times (built-in)
 
     def build(self, ctx: Any) -> StrandsParts:
