@@ -222,6 +222,15 @@ class Facts:
     def langchain(self) -> Side | None:
         return self.side("langchain")
 
+    def step_ratio(self, a: str, b: str) -> Estimate:
+        """a ÷ b of the overhead per LLM step, as every part of the report prints it: paired
+        within rounds over the step pool (``pooling.Pool.ratio``); the ratio of the two
+        estimates when the pool lacks one of them."""
+        pool = self.step_pool
+        if pool is not None and a in pool.figures and b in pool.figures:
+            return pool.ratio(a, b).estimate
+        return stats.ratio_of_estimates(self.step_ms[a], self.step_ms[b])
+
     def judged(self) -> list[Side]:
         """The article's two sides, as the claims and the decision matrix judge them."""
         return [s for s in (self.self_built, self.langchain) if s is not None]

@@ -45,7 +45,7 @@ from bench.report.rules import (
     ratio_ci,
     stars_text,
 )
-from bench.report.verdicts import interval_text, ratio
+from bench.report.verdicts import interval_text
 from bench.results import fmt, metrics, stats
 
 P = Paragraph.of
@@ -212,7 +212,7 @@ def _pooled_ratio_text(facts: Facts, a: str, b: str) -> str:
     scenarios it pools (the plain ratio of the two estimates when the pool lacks one)."""
     pool = facts.step_pool
     if pool is None or a not in pool.figures or b not in pool.figures:
-        return ratio_ci(ratio(facts.step_ms[a], facts.step_ms[b]))
+        return ratio_ci(facts.step_ratio(a, b))
     r = pool.ratio(a, b)
     spread = r.spread
     text = f"{ratio_ci(r.estimate)}"

@@ -29,7 +29,6 @@ from typing import Literal
 
 import numpy as np
 
-from bench.results import stats
 from bench.results.stats import Estimate
 
 Verdict = Literal["supported", "partly", "refuted", "unsettled", "not measured"]
@@ -161,14 +160,6 @@ def interval_text(
     return text
 
 
-def ratio(a: Estimate, b: Estimate, floor: float = 1e-9) -> Estimate:
-    """a ÷ b of two independent estimates, resample by resample."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        drawn = a.resamples / np.maximum(b.resamples, floor)
-    low, high = stats.interval(drawn)
-    return Estimate(a.point / max(b.point, floor), float(low), float(high), drawn)
-
-
 __all__ = [
     "NOT_MEASURED",
     "SETTLED",
@@ -177,5 +168,4 @@ __all__ = [
     "combine",
     "interval_text",
     "judge",
-    "ratio",
 ]

@@ -8,7 +8,7 @@ from bench.report.analysis import REFERENCE_LLM_LATENCY_MS, breakeven_latency, o
 from bench.report.facts import Facts, known
 from bench.report.rules.common import Claim, Part, _pair, latency_text, ms_ci, pct_ci, ratio_ci
 from bench.report.rules.thresholds import T, _three_way
-from bench.report.verdicts import Verdict, judge, ratio
+from bench.report.verdicts import Verdict, judge
 from bench.results import fmt
 from bench.results.stats import Estimate
 
@@ -17,7 +17,8 @@ def claim_overhead(f: Facts) -> Claim:
     text = "Performance overhead: serialisation and long callback chains make LangChain slow."
     rule = (
         "slower: LangChain ÷ self-built framework overhead per LLM step, default with default "
-        f"and production with production (geometric mean over the happy-path scenarios). "
+        f"and production with production (geometric mean over the happy-path scenarios, paired "
+        "within rounds). "
         f"supported ≥ {T.OVERHEAD_RATIO_SUPPORTED:g}×, refuted < {T.OVERHEAD_RATIO_REFUTED:g}×. "
         "matters: LangChain's production overhead as a share of a step with a "
         f"{fmt.ms(REFERENCE_LLM_LATENCY_MS, seconds_from=1000)} LLM call; supported ≥ "
@@ -32,15 +33,14 @@ def claim_overhead(f: Facts) -> Claim:
         lc, sb, label = pair
         if label != configuration and f.langchain and f.langchain.production:
             continue  # the production pair is there: no need for an inexact one
-        r = ratio(f.step_ms[lc], f.step_ms[sb], T.MIN_STEP_MS)
+        # the ratio the summary prints too (paired within rounds), judged on its own draws
+        r = f.step_ratio(lc, sb)
 
         def decide(v: Mapping[str, float]) -> Verdict:
-            x = v["lc"] / max(v["sb"], T.MIN_STEP_MS)
+            x = v["ratio"]
             return _three_way(x, x >= T.OVERHEAD_RATIO_SUPPORTED, x < T.OVERHEAD_RATIO_REFUTED)
 
-        judgement = judge(
-            {"lc": f.step_ms[lc], "sb": f.step_ms[sb]}, decide, cpu_bound=("lc", "sb")
-        )
+        judgement = judge({"ratio": r}, decide)
         parts.append(
             Part(
                 f"slower ({label})",
