@@ -54,11 +54,11 @@ def _cell(text: str) -> str:
 def field_table(models: list[type[BaseModel]]) -> str:
     """A markdown table of the fields each model declares (``field | type | meaning``), the
     models' fields in the given order; the meaning is the field's description."""
-    last = models[0]
+    widest = models[0]  # the most derived model: it has every field of the others
     lines = ["| field | type | meaning |", "|---|---|---|"]
     for model in models:
         for name in _own_fields(model):
-            info = last.model_fields[name]
+            info = widest.model_fields[name]
             label = type_label(info.annotation)
             lines.append(f"| `{name}` | {_cell(label)} | {_cell(info.description or '')} |")
     return "\n".join(lines)
