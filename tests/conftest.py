@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import socket
 
 import pytest
 
+from bench.runner.cache import ENV_VARIABLE
 from bench.runner.offline import offline_env
 
 offline_env(os.environ)
@@ -52,6 +54,16 @@ def loopback_only():
     yield
     socket.socket.connect = _real_connect
     socket.socket.connect_ex = _real_connect_ex
+
+
+@pytest.fixture(autouse=True)
+def own_results_cache(request, tmp_path_factory, monkeypatch):
+    """Each test its own (empty, created on first write) results cache, never the user's:
+    a test that runs an outcome cell measures it (``bench.runner.cache``)."""
+    digest = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    directory = tmp_path_factory.getbasetemp() / "results-cache" / digest
+    monkeypatch.setenv(ENV_VARIABLE, str(directory))
+    return directory
 
 
 # The test tiers: `make test-fast` runs the quick in-process tier (`-m "not subprocess and

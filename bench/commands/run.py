@@ -132,6 +132,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-footprint", action="store_true", help="skip the import probes")
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="measure every outcome cell and version-matrix line again instead of reusing an "
+        "earlier run's exact results (never timings) from the results cache "
+        "($SCHEDBENCH_CACHE_DIR, default ~/.cache/schedbench; docs/measurement.md)",
+    )
+    parser.add_argument(
         "--no-ttft",
         action="store_true",
         help=f"skip the TTFT phase (each engine's token stream on {_D['ttft_scenario']})",
@@ -329,6 +336,8 @@ def requested_config(args: argparse.Namespace, scenario_names: tuple[str, ...]) 
         values["footprint"] = False
     if args.no_ttft:
         values["ttft"] = False
+    if args.no_cache:
+        values["cache"] = False
     values.update(_load_values(args, known, values["engines"]))
     if args.shard is not None:
         values["shard"] = str(Shard.parse(args.shard))

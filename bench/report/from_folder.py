@@ -114,6 +114,21 @@ def _scenarios(meta: dict[str, Any], names: set[str], notes: list[str]) -> pd.Da
     return pd.DataFrame(rows) if rows else None
 
 
+def _reused_note(rows: list[RunRow]) -> str | None:
+    """What the results cache gave the run (``reused_from`` rows), or None."""
+    reused = [row for row in rows if row.reused_from]
+    if not reused:
+        return None
+    cells = {(row.engine, row.scenario, row.latency) for row in reused}
+    sources = sorted({str(row.reused_from) for row in reused})
+    return (
+        f"{len(reused):,} runs of {len(cells):,} fault cells were taken from the results cache: "
+        f"the same code, environments and scenarios were measured at {', '.join(sources)}. "
+        "Their outcomes, calls and tokens count here; their timings were not measured in this "
+        "run and are left out (`schedbench run --no-cache` measures them again)."
+    )
+
+
 def _first(frame: pd.DataFrame, *columns: str) -> pd.Series:
     """The first of ``columns`` that has values, row by row."""
     out = pd.Series([math.nan] * len(frame), index=frame.index, dtype=float)
@@ -193,6 +208,9 @@ def load_run_dir(run_dir: Path | str) -> RunData:
         notes.append("The run did not complete (meta.json: complete = false): numbers are partial.")
     if folder.config.get("quick"):
         notes.append("A --quick run: one round and few repeats; a smoke test, not a measurement.")
+    reused = _reused_note(folder.timed_runs)
+    if reused:
+        notes.append(reused)
     scenarios = _scenarios(meta, set(runs["scenario"].dropna()), notes)
     footprint = _footprint(folder, notes)
     throughput = _throughput(folder, notes)

@@ -206,6 +206,38 @@ class RunRow(RunMeasurement):
         description="true on a row the parent wrote for a run a dead worker owed (then status "
         "is error)",
     )
+    reused_from: str | None = Field(
+        default=None,
+        description="an outcome cell's row taken from the results cache: when and at which "
+        "commit the run it repeats was measured (`bench.runner.cache`); its timings are null",
+    )
+
+
+# What a reused row leaves out (``bench.runner.cache``): every field measured in time or of the
+# process that ran it. The rest of a run's measurement is exact: the same code, environment
+# and scenario give the same outcome, calls, tokens and tools.
+TIMINGS = frozenset(
+    {
+        "wall_ms",
+        "cpu_ms",
+        "process_cpu_ms",
+        "referee_ms",
+        "referee_cpu_ms",
+        "outer_ms",
+        "tool_ms",
+        "max_tool_ms",
+        "mock_latency_ms",
+        "waited_ms",
+        "wait_count",
+        "overhead_ms",
+        "overhead_per_step_ms",
+        "ttft_ms",
+        "gc_collections",
+        "debug_output_chars",
+        "pid",
+        "ended_at",
+    }
+)
 
 
 def is_number(model: type[BaseModel], name: str) -> bool:
@@ -612,6 +644,7 @@ class ConfigRecord(BaseModel):
     throughput_profiles: list[ThroughputProfileRecord] = ABSENT
     footprint: bool = ABSENT
     versions: bool = ABSENT
+    cache: bool = ABSENT
     shard: str | None = None  # "i/n" (bench.runner.shard); None: a whole run
     shard_scenarios: list[list[str]] | None = None
     footprint_processes: int = Field(default=ABSENT, ge=0)
@@ -758,6 +791,7 @@ class VersionProbe(BaseModel):
     line: str
     packages: dict[str, str | None] = Field(default_factory=dict)
     upgrades: list[UpgradeCell] = Field(default_factory=list)
+    reused_from: str | None = None  # taken from the results cache: when, at which commit
 
 
 # The legacy table (versions.json before the upgrade direction): today's AgentExecutor
@@ -798,6 +832,8 @@ class VersionRow(BaseModel):
     import_modules: float | None = None
     peak_rss_mb: float | None = None  # its workers, median
     error: str | None = None  # why it was not probed (then ``upgrades`` is empty)
+    # the probe was taken from the results cache (bench.runner.cache): when, at which commit
+    reused_from: str | None = None
     # a legacy table only (the back-port direction; ``read_versions``): then ``upgrades`` is empty
     backport: Backport | None = None
 

@@ -138,7 +138,14 @@ def version_rows(
         }
         if isinstance(probe, VersionProbe):
             packages = {name: probe.packages.get(name) for name in PACKAGES}
-            table.append(VersionRow(packages=packages, upgrades=list(probe.upgrades), **common))
+            table.append(
+                VersionRow(
+                    packages=packages,
+                    upgrades=list(probe.upgrades),
+                    reused_from=probe.reused_from,
+                    **common,
+                )
+            )
         else:
             table.append(VersionRow(packages={}, error=probe, **common))
     return table

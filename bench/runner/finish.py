@@ -330,6 +330,8 @@ def finish_run(
         "load_skipped": load.skipped if load is not None else None,
         "load_engines_skipped": list(load.skipped_engines) if load is not None else [],
         "load_s": round(load.elapsed_s, 1) if load is not None else None,
+        # exact results reused from earlier runs (bench.runner.cache)
+        "cache": {**outcome.cache, "reused_runs": outcome.reused_runs},
         # where this session's time went, phase by phase (a resume adds to the earlier one)
         "phase_s": _added(meta.get("outcome", {}).get("phase_s"), outcome.phase_s),
     }
@@ -347,8 +349,13 @@ def finish_run(
         console.print(capacity_table(tables.load))
     resumed = f" ({outcome.skipped_runs} measured before)" if outcome.skipped_runs else ""
     ttft_runs = f" + {outcome.ttft_runs} TTFT runs" if outcome.ttft_runs else ""
+    reused = (
+        f" + {outcome.reused_runs} outcome rows reused from the results cache (timings null)"
+        if outcome.reused_runs
+        else ""
+    )
     console.print(
-        f"{outcome.timed_runs} timed runs{resumed}{ttft_runs} in {elapsed_s:.0f}s → "
+        f"{outcome.timed_runs} timed runs{resumed}{ttft_runs}{reused} in {elapsed_s:.0f}s → "
         f"{store.directory} "
         f"(meta.json, runs.jsonl, summary.csv, per_engine.csv, footprint.csv, throughput.csv, "
         "ttft.csv" + (", load.csv)" if tables.load else ")"),

@@ -23,6 +23,8 @@ from typing import Any
 
 from bench.referee.server import start_server_process
 from bench.results.store import RunStore
+from bench.runner.cache import ResultsCache
+from bench.runner.metadata import git_state
 from bench.runner.phases import footprint, outcomes, suite, throughput, ttft, versions
 from bench.runner.phases.context import Outcome, PhaseContext
 from bench.runner.phases.load.phase import LoadPhase
@@ -62,7 +64,10 @@ class Orchestrator:
             # the handlers the user allowed (the command checked them); workers get the same
             handler_args=(handlers or HandlerPolicy()).worker_args(),
         )
-        self.ctx = PhaseContext(config, scenarios, store, progress, workers, Outcome(), reference)
+        cache = ResultsCache.for_run(config.cache, git_state()["sha"])
+        self.ctx = PhaseContext(
+            config, scenarios, store, progress, workers, Outcome(), reference, cache
+        )
         self._servers: dict[str, Any] = {}
 
     def run(self) -> Outcome:
@@ -86,6 +91,7 @@ class Orchestrator:
                 ctx.workers.close_all()
                 self._timed("load", self._load)
         finally:
+            ctx.outcome.cache = ctx.cache.summary()
             ctx.workers.close_all()
             for server in self._servers.values():
                 server.stop()

@@ -76,6 +76,9 @@ class RunConfig:
     )
     footprint: bool = True
     versions: bool = True  # the LangChain version matrix (when the run has its engines)
+    # exact results (outcome cells, the version matrix) reused from an earlier run when nothing
+    # they depend on changed; never a timing (bench.runner.cache)
+    cache: bool = True
     # one shard of a run split over hosts by scenario (bench.runner.shard): "i/n", and the
     # whole split, so that the merge can check the shards fit together
     shard: str | None = None

@@ -12,6 +12,8 @@ import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,12 @@ from bench.runner.process import SPAWN_TIMEOUT_S, WorkerProcess, environment_of
 from bench.runner.progress import Progress
 
 SPAWN_EST_S = 2.0  # a worker's imports and cold first run, for the ETA
+
+
+@cache
+def main_packages() -> dict[str, Any]:
+    """Every distribution of this (the main) environment: name → version."""
+    return {d.metadata["Name"]: d.version for d in distributions()}
 
 
 class WorkerPool:
@@ -98,6 +106,14 @@ class WorkerPool:
     def python_of(self, engine: str) -> str | None:
         """The interpreter of ``engine``'s environment (None: not built)."""
         return self.pythons.get(environment_of(engine))
+
+    def packages_of(self, engine: str) -> dict[str, Any]:
+        """Every package of ``engine``'s environment and its version (the results cache's
+        key): the built environment's record, or this interpreter's for the main one."""
+        name = environment_of(engine)
+        if name == MAIN:
+            return main_packages()
+        return dict(self.environments.get(name, {}).get("packages") or {})
 
     # -- workers -------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from bench.results.store import RunStore
+from bench.runner.cache import ResultsCache
 from bench.runner.plan import RunConfig
 from bench.runner.progress import Progress
 from bench.runner.workers import WorkerPool
@@ -22,6 +23,7 @@ class Outcome:
     throughput_levels: int = 0
     crashed_levels: int = 0
     skipped_runs: int = 0
+    reused_runs: int = 0  # outcome rows taken from the results cache (timings null)
     ttft_runs: int = 0  # timed runs of the TTFT phase
     crashed_ttft_runs: int = 0
     ttft_skipped: str | None = None  # why the TTFT phase did not run, when it was asked for
@@ -31,6 +33,7 @@ class Outcome:
     # environment → what meta.json records of it (bench.envs.Environment.meta), or
     # {"status": "error", "error": reason} when it could not be built
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)  # the results cache's hits and misses
 
     def add_counts(self, other: Outcome) -> None:
         """Add ``other``'s run and level counters to these (a concurrent lane's share)."""
@@ -50,3 +53,5 @@ class PhaseContext:
     workers: WorkerPool
     outcome: Outcome
     reference: str | None  # the scenario of each worker's cold first run
+    # exact results of earlier runs (bench.runner.cache); off unless the run turns it on
+    cache: ResultsCache = field(default_factory=lambda: ResultsCache(None, provenance=""))

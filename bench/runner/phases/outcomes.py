@@ -16,6 +16,9 @@ action never run), not a timing. So they leave the round-by-round suite:
 - **The suite's last workers**: an engine's cells play in the worker of the suite's last
   round when it is still alive (the TTFT and throughput phases use it too: warm, as a
   service is), so only the outcome-only engines, and a resumed run, start new ones.
+- **The results cache** (``bench.runner.cache``): a cell whose code, environment, scenario
+  and settings an earlier run measured takes that run's rows, timings null
+  (``reused_from``), and starts no worker for it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ from typing import Any
 
 from bench.results.files import RUNS
 from bench.results.folder import finished_repeats
+from bench.runner.cache import (
+    cacheable,
+    cached_engine,
+    code_fingerprint,
+    environment_parts,
+    key_of,
+    without_timings,
+)
 from bench.runner.phases.context import PhaseContext
 from bench.runner.phases.lanes import run_lanes
 from bench.runner.phases.suite import run_batch, unstarted_rows
@@ -135,16 +146,48 @@ def _engine_cells(
     confirm: int,
 ) -> None:
     """One engine's cells in one worker: each cell's first runs, then its confirmations if
-    a run missed its expectation."""
+    a run missed its expectation; a cell with no row yet is taken from the results cache
+    when it holds it, and kept there when it was measured whole."""
     for cell in cells:
         key = (cell.engine, cell.scenario, cell.latency)
         finished = done.get((*key, OUTCOME_ROUND), set())
+        cached = ctx.cache.enabled and cached_engine(cell.engine)
+        fresh = cached and not finished and key not in missed
+        parts = _cache_parts(ctx, cell, first, confirm) if fresh else None
+        entry_key = key_of(parts) if parts is not None else ""
+        entry = ctx.cache.get("outcomes", entry_key) if parts is not None else None
+        if entry is not None:
+            for row in entry["value"]:
+                ctx.store.append(RUNS, without_timings(row, entry["provenance"]))
+            ctx.outcome.reused_runs += len(entry["value"])
+            ctx.progress.advance(cell.est_run_s * first, first)
+            continue
         todo = tuple(i for i in range(first) if i not in finished)
         rows = _play(ctx, cell, todo) if todo else []
         if confirm and (key in missed or any(not row.get("expect_ok") for row in rows)):
             more = tuple(i for i in range(first, first + confirm) if i not in finished)
             if more:
-                _play(ctx, cell, more)
+                rows += _play(ctx, cell, more)
+        if parts is not None and cacheable(rows):
+            ctx.cache.put("outcomes", entry_key, parts, rows)
+
+
+def _cache_parts(ctx: PhaseContext, cell: Cell, first: int, confirm: int) -> dict[str, Any]:
+    """What a cell's outcome depends on: the results cache's key parts (``bench.runner.cache``)."""
+    config = ctx.config
+    return {
+        "phase": "outcomes",
+        "engine": cell.engine,
+        "scenario": ctx.scenarios[cell.scenario].model_dump(mode="json"),
+        "latency": cell.latency,
+        "transport": config.transport,
+        "runs": first,
+        "confirm": confirm,
+        "seed": config.seed,
+        "handlers": list(ctx.workers.handler_args),
+        "code": code_fingerprint(),
+        "environment": environment_parts(ctx.workers.packages_of(cell.engine)),
+    }
 
 
 def _play(ctx: PhaseContext, cell: Cell, repeats: tuple[int, ...]) -> list[dict[str, Any]]:

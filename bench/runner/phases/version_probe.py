@@ -40,6 +40,7 @@ from bench.runner.channel import Channel, last_message
 from bench.runner.offline import PLACEHOLDER_KEY, offline_env
 
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+BROKE = "the program's run broke"  # its interpreter failed, not the program
 
 
 def _where(filename: str, lineno: int) -> str:
@@ -220,7 +221,7 @@ def _fresh_run(python: str, line: str, fixed_for: str | None) -> dict[str, Any]:
     message = last_message(done.stdout, "program")
     if done.returncode != 0 or message is None:
         tail = done.stderr.strip()[-1000:]
-        return {"ran": False, "error": f"the program's run broke: {tail}", "warnings": []}
+        return {"ran": False, "error": f"{BROKE}: {tail}", "warnings": []}
     return dict(message["result"])
 
 
