@@ -43,7 +43,9 @@ CROSS_CHECKED = "cross_checked"  # validation context: the caller ran ``cross_pr
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # each model's validator is built on its first use, not at import: a model a process
+    # never validates (a recorded result, a handler's policy) costs it nothing
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class RecordedResult(_Strict):
