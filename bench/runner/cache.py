@@ -3,6 +3,8 @@ changed (in the spirit of asv's results directory).
 
 Only results that are exact are kept: what an outcome cell ended as (status, termination,
 expectations met, LLM calls, tokens, tools run) and what the version matrix's programs did.
+A cell with a run cut by its wall-clock deadline is not exact (how many calls fitted before
+the deadline depends on the machine's speed): it is measured every time (``cacheable``).
 Never a timing: a reused row has every field of ``bench.results.rows.TIMINGS`` null and says
 which run it repeats (``reused_from``), so each timing the report prints was measured in its
 own run.
@@ -38,7 +40,9 @@ from bench.engines.plugins import engine_targets
 from bench.engines.registry import REGISTRY
 from bench.results.rows import TIMINGS
 
-FORMAT = 1  # bumped when what an entry holds changes: every older entry is then a miss
+# bumped when what an entry holds (or may hold) changes: every older entry is then a miss
+# (2: cells cut by their deadline are no longer kept)
+FORMAT = 2
 ENV_VARIABLE = "SCHEDBENCH_CACHE_DIR"
 # the code a result depends on: the harness but its report (which only reads results), the
 # scheduler, the LangChain baselines and the scenario loader (scenario files are keyed each)
@@ -166,13 +170,18 @@ def environment_parts(packages: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
+# terminations that make a row no exact result: the harness's own failures, and a run cut by
+# its wall-clock deadline, whose calls and tokens are how many fitted before it (measured
+# twice, agno's loop_detection made 154 and 139 calls in its 10 s)
+NOT_EXACT = ("harness_error", "env_unavailable", "worker_crash", "timeout")
+
+
 def cacheable(rows: Iterable[Mapping[str, Any]]) -> bool:
     """Whether a cell's rows are an exact result worth keeping: some rows, none written for a
-    crashed worker or a harness error."""
+    crashed worker, none a harness error, none cut by its deadline (``NOT_EXACT``)."""
     listed: Sequence[Mapping[str, Any]] = list(rows)
     return bool(listed) and not any(
-        r.get("crashed") or r.get("termination") in ("harness_error", "env_unavailable")
-        for r in listed
+        r.get("crashed") or r.get("termination") in NOT_EXACT for r in listed
     )
 
 
@@ -181,6 +190,7 @@ __all__ = [
     "CODE_ROOTS",
     "ENV_VARIABLE",
     "FORMAT",
+    "NOT_EXACT",
     "ResultsCache",
     "cacheable",
     "cached_engine",

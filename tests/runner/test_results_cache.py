@@ -15,7 +15,7 @@ import pytest
 from bench.report.from_folder import load_run_dir
 from bench.results.rows import TIMINGS, RunMeasurement, RunRow
 from bench.runner import cache
-from bench.runner.cache import ResultsCache, key_of, without_timings
+from bench.runner.cache import ResultsCache, cacheable, key_of, without_timings
 from tests.runner.conftest import start_schedbench
 
 FAULTS = ("tool_flaky", "max_steps", "llm_unauthorized")
@@ -173,3 +173,13 @@ def test_an_unreadable_or_foreign_entry_is_a_miss(tmp_path):
     off = ResultsCache(None, provenance="now")
     off.put("outcomes", "ab" * 32, BASE, [])
     assert off.get("outcomes", "ab" * 32) is None and not off.enabled
+
+
+def test_only_a_cell_whose_every_run_ended_on_its_own_is_kept():
+    ended = {"status": "completed", "termination": "stop", "llm_calls": 3}
+    refused = {"status": "error", "termination": "llm_error", "llm_calls": 4}
+    assert cacheable([ended, refused])  # an error the engine reported is an outcome
+    assert not cacheable([])
+    assert not cacheable([ended, {**ended, "crashed": True}])
+    for termination in ("timeout", "harness_error", "env_unavailable", "worker_crash"):
+        assert not cacheable([ended, {**ended, "termination": termination}]), termination
