@@ -301,6 +301,7 @@ class ServerProcess:
     base_url: str
     process: subprocess.Popen[str]
     log: Path | None = None
+    temporary_log: bool = False  # ``log`` is a temporary file of ours: gone when left empty
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -310,6 +311,10 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.temporary_log and self.log is not None:
+            with contextlib.suppress(OSError):
+                if self.log.stat().st_size == 0:  # a log with text is kept: it says what broke
+                    self.log.unlink()
 
     def __enter__(self) -> ServerProcess:
         return self
@@ -325,11 +330,13 @@ def start_server_process(
     log: Path | None = None,
 ) -> ServerProcess:
     """Start ``schedbench mock serve`` on a free port in a child process; wait until it listens.
-    Its stderr goes to ``log`` (default: a temporary file), never to an unread pipe."""
+    Its stderr goes to ``log`` (default: a temporary file, removed at ``stop`` if the server
+    wrote nothing to it), never to an unread pipe."""
     command = [sys.executable, "-P", "-m", "bench.referee.server", "--port", "0"]
     command += ["--latency", latency]
     if scenario_dir is not None:
         command += ["--scenario-dir", str(scenario_dir)]
+    temporary = log is None
     if log is None:
         handle, name = tempfile.mkstemp(prefix="schedbench-mock-", suffix=".log")
         os.close(handle)
@@ -344,7 +351,7 @@ def start_server_process(
         process.wait()
         tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
         raise RuntimeError(f"mock server did not start: {line.strip()} {tail.strip()}")
-    return ServerProcess(line.removeprefix(READY_PREFIX).strip(), process, log)
+    return ServerProcess(line.removeprefix(READY_PREFIX).strip(), process, log, temporary)
 
 
 def _main() -> None:

@@ -61,3 +61,20 @@ def test_unknown_port_value_is_refused(capsys):
     assert capsys.readouterr().err.strip() == (
         "schedbench mock: error: --port must be between 0 and 65535, not 70000"
     )
+
+
+def test_a_server_process_removes_its_temporary_log_when_nothing_was_written_to_it(tmp_path):
+    from bench.referee.server import start_server_process
+
+    with start_server_process() as quiet:
+        assert quiet.log is not None and quiet.log.exists()
+    assert not quiet.log.exists()
+    with start_server_process() as noisy:
+        assert noisy.log is not None
+        noisy.log.write_text("what broke\n")
+    assert noisy.log.read_text() == "what broke\n"  # a log with text is kept
+    noisy.log.unlink()
+    given = tmp_path / "mock.log"
+    with start_server_process(log=given):
+        pass
+    assert given.exists()  # the caller's own log is the caller's
