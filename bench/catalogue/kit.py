@@ -22,12 +22,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from bench.engines.kit.tools import build_tools
+from bench.model.mock import PLACEHOLDER_KEY
 from bench.referee import MockLLM
 from bench.referee.transport import BASE_URL, mock_async_client
 from scenarios import Scenario
 
 Ask = Callable[[str, str], Awaitable[Any]]
-API_KEY = "sk-schedbench-mock"
+API_KEY = PLACEHOLDER_KEY  # the mock accepts any key
 TRACE_API_KEY = "lsv2-schedbench-catalogue"
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import openai
 
 from bench.engines.raw import LLMCallFailed, Message, RawEngine, RawPrepared, StreamedMessage
+from bench.model.mock import PLACEHOLDER_KEY
 
 
 class OpenAISDKEngine(RawEngine):
@@ -26,7 +27,7 @@ class OpenAISDKEngine(RawEngine):
         limits = ctx.scenario.limits
         return openai.AsyncOpenAI(
             base_url=base_url,
-            api_key="sk-schedbench-mock",
+            api_key=PLACEHOLDER_KEY,
             timeout=limits.llm_timeout_s,
             max_retries=limits.max_retries,
             http_client=self.http_client(ctx, "httpx2"),

@@ -23,9 +23,10 @@ from typing import Any
 
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
 from bench.engines.peer_guards import GuardError, ToolGuards
+from bench.model.mock import PLACEHOLDER_KEY
 from bench.referee.transport import BASE_URL
 
-API_KEY = "sk-schedbench-mock"
+API_KEY = PLACEHOLDER_KEY  # the mock accepts any key
 
 
 def openai_http_lib() -> str:

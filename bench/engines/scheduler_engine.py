@@ -44,6 +44,7 @@ from typing import Any
 
 from bench.engines.common import Outcome, Prepared, RecordingEngine, run_timeout_s
 from bench.engines.kit.tools import build_tools
+from bench.model.mock import PLACEHOLDER_KEY
 from bench.referee.transport import BASE_URL
 from scheduler import AgentConfig, ContentDelta, LightweightAgent, RunFinished, ToolSpec
 from scheduler.llm import OpenAIChatClient
@@ -139,7 +140,7 @@ class SchedulerEngine(RecordingEngine):
         return OpenAIChatClient(
             base_url=base_url,
             model=f"scenario/{ctx.scenario.name}",
-            api_key="sk-schedbench-mock",
+            api_key=PLACEHOLDER_KEY,
             timeout=limits.llm_timeout_s,
             http_client=self.http_client(ctx, "httpx"),
             max_retries=limits.max_retries,

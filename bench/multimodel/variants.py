@@ -36,8 +36,9 @@ from bench.engines.langchain_engines import (
     _answered,
 )
 from bench.engines.scheduler_engine import SchedulerEngine, SchedulerStreamEngine
+from bench.model.mock import PLACEHOLDER_KEY
 
-API_KEY = "sk-schedbench-mock"
+API_KEY = PLACEHOLDER_KEY  # the mock accepts any key
 HERE = "bench/multimodel/variants.py"
 EXECUTOR_ANSWER = "bench/engines/langchain_engines.py::_ExecutorEngine.answer"
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import TypeVar
 
+from bench.model.mock import PLACEHOLDER_KEY
+
 TRACING_VARS = ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING")
-PLACEHOLDER_KEY = "sk-schedbench-mock"  # the mock accepts any key
 
 M = TypeVar("M", bound=MutableMapping[str, str])
 

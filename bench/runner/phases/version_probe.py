@@ -35,9 +35,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.model.mock import PLACEHOLDER_KEY
 from bench.model.scenarios import reference_scenario
 from bench.runner.channel import Channel, last_message
-from bench.runner.offline import PLACEHOLDER_KEY, offline_env
+from bench.runner.offline import offline_env
 
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 BROKE = "the program's run broke"  # its interpreter failed, not the program
