@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import os
 import socket
 
 import pytest
 
-from bench.runner.cache import ENV_VARIABLE
+from bench.model.caches import ENV_VARIABLE, OFF
 from bench.runner.offline import offline_env
 
 offline_env(os.environ)
@@ -56,12 +55,16 @@ def loopback_only():
     socket.socket.connect_ex = _real_connect_ex
 
 
-@pytest.fixture(autouse=True)
-def own_results_cache(request, tmp_path_factory, monkeypatch):
-    """Each test its own (empty, created on first write) results cache, never the user's:
-    a test that runs an outcome cell measures it (``bench.runner.cache``)."""
-    digest = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
-    directory = tmp_path_factory.getbasetemp() / "results-cache" / digest
+# No test reads or writes a results cache (the user's least of all): every run a test makes
+# measures its outcome cells; the cache's own tests take one (``results_cache``)
+os.environ[ENV_VARIABLE] = OFF
+
+
+@pytest.fixture
+def results_cache(tmp_path, monkeypatch):
+    """An empty results cache of this test's own (``bench.runner.cache``), for the runs it
+    starts."""
+    directory = tmp_path / "results-cache"
     monkeypatch.setenv(ENV_VARIABLE, str(directory))
     return directory
 

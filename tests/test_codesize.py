@@ -7,6 +7,7 @@ import ast
 import dataclasses
 
 from bench.engines import codesize
+from bench.model.caches import ENV_VARIABLE
 
 COMPACT = '''"""Module docstring."""
 import json
@@ -174,7 +175,7 @@ def spec_config(engine: str) -> tuple[tuple[str, str], ...]:
 
 
 def test_a_cached_count_is_the_count_of_the_same_text(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("SCHEDBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(ENV_VARIABLE, str(tmp_path / "cache"))
     (tmp_path / "m.py").write_text(COMPACT)
     counts = codesize._Counts(codesize.cache_file())
     fresh = codesize.measure_target("m.py::f", tmp_path, counts)

@@ -44,6 +44,7 @@ from typing import Any
 
 from bench import PROJECT_ROOT
 from bench.engines.registry import SPECS
+from bench.model.caches import cache_directory
 
 # the fixed components of the report (more come from the engine registry's config_code)
 COMPONENTS: tuple[tuple[str, str], ...] = (
@@ -140,13 +141,11 @@ def _files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def cache_file() -> Path:
-    """Where counts are kept: ``$SCHEDBENCH_CACHE`` or the user's cache folder."""
-    base = os.environ.get("SCHEDBENCH_CACHE") or os.environ.get("XDG_CACHE_HOME")
-    folder = Path(base) if base else Path.home() / ".cache"
-    if not os.environ.get("SCHEDBENCH_CACHE"):
-        folder = folder / "schedbench"
-    return folder / "codesize.json"
+def cache_file() -> Path | None:
+    """Where counts are kept: ``codesize.json`` in the cache directory
+    (``bench.model.caches``; None: no cache, every count made afresh)."""
+    directory = cache_directory()
+    return None if directory is None else directory / "codesize.json"
 
 
 _RULES = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]  # the counting rules
@@ -157,10 +156,10 @@ class _Counts:
     measure used, when it added one or left one unused (an edited file's old counts would
     otherwise pile up, one entry per version ever counted)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path | None):
         self.path = path
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
         except (OSError, ValueError):
             data = {}
         self.known: dict[str, list[int]] = data if isinstance(data, dict) else {}
@@ -177,7 +176,7 @@ class _Counts:
         return size
 
     def save(self) -> None:
-        if self.used == self.known:
+        if self.path is None or self.used == self.known:
             return
         try:  # a cache that cannot be written only costs time
             self.path.parent.mkdir(parents=True, exist_ok=True)

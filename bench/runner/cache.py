@@ -19,7 +19,8 @@ Only built-in engines are cached (``cached_engine``): a plug-in's code is not in
 
 Entries live under ``$SCHEDBENCH_CACHE_DIR`` (default ``~/.cache/schedbench``), one JSON file
 each, written atomically: two runs sharing the directory at worst both measure a cell.
-``schedbench run --no-cache`` neither reads nor writes it.
+``schedbench run --no-cache`` neither reads nor writes it; ``SCHEDBENCH_CACHE_DIR=off`` does
+the same for every run (the tests run so, but for the cache's own).
 """
 
 from __future__ import annotations
@@ -38,25 +39,16 @@ from typing import Any
 from bench import PROJECT_ROOT
 from bench.engines.plugins import engine_targets
 from bench.engines.registry import REGISTRY
+from bench.model.caches import cache_directory
 from bench.results.rows import TIMINGS
 
 # bumped when what an entry holds (or may hold) changes: every older entry is then a miss
 # (2: cells cut by their deadline are no longer kept)
 FORMAT = 2
-ENV_VARIABLE = "SCHEDBENCH_CACHE_DIR"
 # the code a result depends on: the harness but its report (which only reads results), the
 # scheduler, the LangChain baselines and the scenario loader (scenario files are keyed each)
 CODE_ROOTS = ("bench", "scheduler", "langchain_baseline", "scenarios")
 CODE_EXCLUDED = ("bench/report",)
-
-
-def default_directory() -> Path:
-    """``$SCHEDBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/schedbench``, else ``~/.cache/schedbench``."""
-    given = os.environ.get(ENV_VARIABLE)
-    if given:
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "schedbench"
 
 
 @cache
@@ -111,7 +103,7 @@ class ResultsCache:
         """The run's cache: the default directory (or off), entries stamped with this run."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         provenance = f"{stamp} (git {git_sha[:10] if git_sha else 'unknown'})"
-        return cls(default_directory() if enabled else None, provenance=provenance)
+        return cls(cache_directory() if enabled else None, provenance=provenance)
 
     @property
     def enabled(self) -> bool:
@@ -188,14 +180,12 @@ def cacheable(rows: Iterable[Mapping[str, Any]]) -> bool:
 __all__ = [
     "CODE_EXCLUDED",
     "CODE_ROOTS",
-    "ENV_VARIABLE",
     "FORMAT",
     "NOT_EXACT",
     "ResultsCache",
     "cacheable",
     "cached_engine",
     "code_fingerprint",
-    "default_directory",
     "environment_parts",
     "key_of",
     "without_timings",

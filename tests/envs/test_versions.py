@@ -337,6 +337,7 @@ def test_a_legacy_table_reads_as_the_back_port_direction_with_no_upgrade_measure
         "import_modules": 1500.0,
         "peak_rss_mb": 150.0,
         "error": None,
+        "reused_from": None,
         "backport": {
             "runs_unchanged": False,
             "unchanged_error": "ImportError: x",

@@ -2,8 +2,8 @@
 run with the same code, environment and scenario, outcome for outcome, and never a timing.
 
 The end-to-end test plays the real scheduler (cached: a built-in engine) and a plug-in fake
-(never cached) through the command, three times on one cache directory (the test's own:
-``tests/conftest.py``)."""
+(never cached) through the command, twice on one cache directory (the test's own:
+``results_cache`` in ``tests/conftest.py``; every other test runs without a cache)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.model.caches import ENV_VARIABLE, OFF
 from bench.report.from_folder import load_run_dir
 from bench.results.rows import TIMINGS, RunMeasurement, RunRow
 from bench.runner import cache
@@ -50,11 +51,11 @@ def _faults(rows: list[dict], engine: str) -> dict[tuple, dict]:
 
 
 @pytest.mark.subprocess
-def test_a_second_run_reuses_each_outcome_cell_without_its_timings(tmp_path, own_results_cache):
+def test_a_second_run_reuses_each_outcome_cell_without_its_timings(tmp_path, results_cache):
     first, first_meta = _run(tmp_path / "first")
     assert first_meta["outcome"]["cache"]["hits"] == 0
     assert not any(r.get("reused_from") for r in first)
-    assert any(own_results_cache.rglob("*.json"))  # the scheduler's cells were kept
+    assert any(results_cache.rglob("*.json"))  # the scheduler's cells were kept
 
     second, second_meta = _run(tmp_path / "second")
     measured, reused = _faults(first, "scheduler"), _faults(second, "scheduler")
@@ -78,7 +79,7 @@ def test_a_second_run_reuses_each_outcome_cell_without_its_timings(tmp_path, own
     )
 
 
-def test_no_cache_turns_it_off_for_the_run():
+def test_no_cache_turns_it_off_for_the_run(results_cache, monkeypatch):
     from bench.cli import build_parser
     from bench.commands.run import requested_config
 
@@ -88,7 +89,9 @@ def test_no_cache_turns_it_off_for_the_run():
         assert requested_config(args, names).cache is expected
     assert ResultsCache.for_run(False, "0123456789abcdef").directory is None
     on = ResultsCache.for_run(True, "0123456789abcdef")
-    assert on.enabled and on.provenance.endswith("(git 0123456789)")
+    assert on.directory == results_cache and on.provenance.endswith("(git 0123456789)")
+    monkeypatch.setenv(ENV_VARIABLE, OFF)  # the test suite's own setting
+    assert not ResultsCache.for_run(True, "0123456789abcdef").enabled
 
 
 # -- the key and the reused row ------------------------------------------------------------
