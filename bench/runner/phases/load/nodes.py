@@ -52,6 +52,8 @@ class LoadNode:
     """The load phase's processes on one host: the mock pool, the load workers (by pid)."""
 
     def __init__(self, log_dir: str | None = None):
+        # a node on another host has no run folder: its workers' logs go to a temporary one
+        self._temporary = not log_dir
         self.log_dir = (
             Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="schedbench-load-"))
         )
@@ -131,10 +133,14 @@ class LoadNode:
         self._workers.pop(pid).close()
 
     def shutdown(self) -> None:
-        """Stop everything this node started."""
+        """Stop everything this node started; its temporary log folder goes too, unless a
+        worker's log in it has text to read."""
         for pid in list(self._workers):
             self.kill(pid)
         self.stop_pool()
+        if self._temporary:
+            with contextlib.suppress(OSError):  # not empty: kept
+                self.log_dir.rmdir()
 
 
 class NodeHandle(Protocol):
