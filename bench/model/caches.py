@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 
 ENV_VARIABLE = "SCHEDBENCH_CACHE_DIR"
-OFF = (
-    "off"  # SCHEDBENCH_CACHE_DIR=off: nothing is read from or kept in a cache (the tests' setting)
-)
+# SCHEDBENCH_CACHE_DIR=off: nothing is read from or kept in a cache (the tests' setting)
+OFF = "off"
 
 
 def cache_directory() -> Path | None:
